@@ -1,0 +1,184 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "fake_bus.h"
+
+static bool in_mem(uint64_t addr, uint64_t len)
+{
+    return addr >= FAKE_MEM_BASE && len <= FAKE_MEM_SIZE &&
+           addr - FAKE_MEM_BASE <= FAKE_MEM_SIZE - len;
+}
+
+static bool fake_dma_read(void *opaque, uint64_t addr, void *buf, uint64_t len)
+{
+    FakeBus *f = opaque;
+
+    if (!in_mem(addr, len)) {
+        return false;
+    }
+    memcpy(buf, f->mem + (addr - FAKE_MEM_BASE), len);
+    return true;
+}
+
+static bool fake_dma_write(void *opaque, uint64_t addr, const void *buf,
+                           uint64_t len)
+{
+    FakeBus *f = opaque;
+
+    if (!in_mem(addr, len)) {
+        return false;
+    }
+    memcpy(f->mem + (addr - FAKE_MEM_BASE), buf, len);
+    return true;
+}
+
+static void fake_irq(void *opaque, unsigned vector)
+{
+    FakeBus *f = opaque;
+
+    /* The core must never raise a vector outside the MSI-X table. */
+    if (vector >= vrnic_total_vectors(&f->core.cfg)) {
+        abort();
+    }
+    f->irqs[vector]++;
+}
+
+static void fake_kick(void *opaque, VrnicWork work)
+{
+    FakeBus *f = opaque;
+
+    f->pending[work] = true;
+}
+
+static void fake_eth_send(void *opaque, const uint8_t *frame, size_t len)
+{
+    FakeBus *f = opaque;
+
+    if (f->nframes < FAKE_MAX_FRAMES) {
+        memcpy(f->frames[f->nframes], frame, len);
+        f->frame_len[f->nframes] = len;
+    }
+    f->nframes++;
+}
+
+static void fake_eth_rx_ready(void *opaque)
+{
+    FakeBus *f = opaque;
+
+    f->rx_ready++;
+}
+
+static const VrnicCoreOps fake_ops = {
+    .dma_read = fake_dma_read,
+    .dma_write = fake_dma_write,
+    .irq = fake_irq,
+    .kick = fake_kick,
+    .eth_send = fake_eth_send,
+    .eth_rx_ready = fake_eth_rx_ready,
+};
+
+VrnicConfig fake_default_config(void)
+{
+    VrnicConfig c = {
+        .mac = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 },
+        .num_comp_vectors = 4,
+        .db_pages = 64,
+        .gid_tbl_len = 16,
+        .max_mtu = 9000,
+        .speed_mbps = 25000,
+        .cmd_timeout_ms = 5000,
+        .max_qp = 1024, .max_qp_wr = 4096, .max_sge = 16,
+        .max_cq = 1024, .max_cqe = 65536, .max_mr = 4096, .max_pd = 1024,
+        .max_srq = 256, .max_srq_wr = 4096, .max_inline_data = 256,
+        .max_qp_rd_atom = 16,
+    };
+    return c;
+}
+
+FakeBus *fake_new(const VrnicConfig *cfg)
+{
+    FakeBus *f = calloc(1, sizeof(*f));
+    VrnicConfig def = fake_default_config();
+
+    if (!f) {
+        abort();
+    }
+    vrnic_core_init(&f->core, cfg ? cfg : &def, &fake_ops, f);
+    vrnic_core_set_link(&f->core, true);
+    return f;
+}
+
+void fake_free(FakeBus *f)
+{
+    free(f);
+}
+
+void fake_settle(FakeBus *f)
+{
+    bool again = true;
+
+    while (again) {
+        again = false;
+        for (int w = 0; w < VRNIC_WORK__MAX; w++) {
+            if (f->pending[w]) {
+                f->pending[w] = false;
+                vrnic_core_run(&f->core, w);
+                again = true;
+            }
+        }
+    }
+}
+
+void *fake_ptr(FakeBus *f, uint64_t addr)
+{
+    if (!in_mem(addr, 1)) {
+        abort();
+    }
+    return f->mem + (addr - FAKE_MEM_BASE);
+}
+
+void fake_wr(FakeBus *f, uint64_t reg, uint32_t val)
+{
+    vrnic_core_reg_write(&f->core, reg, val);
+}
+
+uint32_t fake_rd(FakeBus *f, uint64_t reg)
+{
+    return vrnic_core_reg_read(&f->core, reg);
+}
+
+void fake_wr64(FakeBus *f, uint64_t reg_lo, uint64_t val)
+{
+    fake_wr(f, reg_lo, (uint32_t)val);
+    fake_wr(f, reg_lo + 4, val >> 32);
+}
+
+void fake_aq_enable(FakeBus *f, unsigned log_depth)
+{
+    fake_wr64(f, VRNIC_REG_AQ_SQ_BASE_LO, FAKE_AQ_SQ);
+    fake_wr64(f, VRNIC_REG_AQ_CQ_BASE_LO, FAKE_AQ_CQ);
+    fake_wr(f, VRNIC_REG_AQ_CFG, VRNIC_RING_CFG_ENABLE | VRNIC_RING_CFG_IRQ_EN |
+            log_depth);
+    f->aq_pi = 0;
+}
+
+struct vrnic_aq_cqe *fake_aq_exec(FakeBus *f, void *cmd)
+{
+    uint32_t depth = 1u << f->core.aq.log_depth;
+    uint32_t slot = f->aq_pi & (depth - 1);
+    struct vrnic_aq_hdr *hdr = cmd;
+
+    hdr->cmd_id = htole16(++f->cmd_id);
+    memcpy(fake_ptr(f, FAKE_AQ_SQ + slot * VRNIC_AQ_CMD_SIZE), cmd,
+           VRNIC_AQ_CMD_SIZE);
+    f->aq_pi++;
+    fake_wr(f, VRNIC_REG_AQ_PI, f->aq_pi);
+    fake_settle(f);
+    return fake_ptr(f, FAKE_AQ_CQ + slot * VRNIC_AQ_CQE_SIZE);
+}
+
+void fake_aeq_enable(FakeBus *f, unsigned log_depth)
+{
+    fake_wr64(f, VRNIC_REG_AEQ_BASE_LO, FAKE_AEQ);
+    fake_wr(f, VRNIC_REG_AEQ_CFG, VRNIC_RING_CFG_ENABLE | log_depth);
+}

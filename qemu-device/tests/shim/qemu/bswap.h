@@ -1,0 +1,29 @@
+/*
+ * Host unit-test stand-in for QEMU's qemu/bswap.h: the little-endian
+ * conversions and big-endian load the vrnic core uses.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef VRNIC_TEST_BSWAP_H
+#define VRNIC_TEST_BSWAP_H
+
+#include <endian.h>
+#include <stdint.h>
+#include <string.h>
+
+#define le16_to_cpu(x) le16toh(x)
+#define le32_to_cpu(x) le32toh(x)
+#define le64_to_cpu(x) le64toh(x)
+#define cpu_to_le16(x) htole16(x)
+#define cpu_to_le32(x) htole32(x)
+#define cpu_to_le64(x) htole64(x)
+
+static inline uint64_t ldq_be_p(const void *p)
+{
+    uint64_t v;
+
+    memcpy(&v, p, sizeof(v));
+    return be64toh(v);
+}
+
+#endif

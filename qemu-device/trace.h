@@ -1,0 +1,1 @@
+#include "hw/vrnic/trace-hw_vrnic.h"

@@ -1,0 +1,332 @@
+/*
+ * vrnic: emulated RoCEv2 RDMA NIC, QEMU glue.
+ *
+ * QOM type, properties, PCI BARs, MSI-X, the netdev and bottom halves. The
+ * device's behaviour is in vrnic_core.c and its siblings; this file only
+ * forwards to them (the igb/igb_core split).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "hw/pci/msix.h"
+#include "hw/pci/pci_device.h"
+#include "hw/pci/pcie.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "net/net.h"
+#include "qemu/main-loop.h"
+#include "qemu/module.h"
+#include "qom/object.h"
+#include "vrnic_core.h"
+#include "trace.h"
+
+#define TYPE_VRNIC "vrnic"
+OBJECT_DECLARE_SIMPLE_TYPE(VrnicState, VRNIC)
+
+#define VRNIC_DB_PAGE_SIZE 4096
+
+struct VrnicState {
+    PCIDevice parent_obj;
+
+    MemoryRegion regs;
+    MemoryRegion db;
+    NICConf conf;
+    NICState *nic;
+    QEMUBH *bh[VRNIC_WORK__MAX];
+
+    VrnicConfig cfg;    /* properties; mac is filled from conf at realize */
+    VrnicCore core;
+};
+
+/* ---- core -> glue ------------------------------------------------------- */
+
+static bool vrnic_dma_read_cb(void *opaque, uint64_t addr, void *buf,
+                              uint64_t len)
+{
+    return pci_dma_read(PCI_DEVICE(opaque), addr, buf, len) == MEMTX_OK;
+}
+
+static bool vrnic_dma_write_cb(void *opaque, uint64_t addr, const void *buf,
+                               uint64_t len)
+{
+    return pci_dma_write(PCI_DEVICE(opaque), addr, buf, len) == MEMTX_OK;
+}
+
+static void vrnic_irq_cb(void *opaque, unsigned vector)
+{
+    PCIDevice *pdev = PCI_DEVICE(opaque);
+
+    if (msix_enabled(pdev)) {
+        msix_notify(pdev, vector);
+    }
+}
+
+static void vrnic_kick_cb(void *opaque, VrnicWork work)
+{
+    VrnicState *s = opaque;
+
+    qemu_bh_schedule(s->bh[work]);
+}
+
+static void vrnic_eth_send_cb(void *opaque, const uint8_t *frame, size_t len)
+{
+    VrnicState *s = opaque;
+
+    qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+}
+
+static void vrnic_eth_rx_ready_cb(void *opaque)
+{
+    VrnicState *s = opaque;
+
+    qemu_flush_queued_packets(qemu_get_queue(s->nic));
+}
+
+static const VrnicCoreOps vrnic_core_ops = {
+    .dma_read = vrnic_dma_read_cb,
+    .dma_write = vrnic_dma_write_cb,
+    .irq = vrnic_irq_cb,
+    .kick = vrnic_kick_cb,
+    .eth_send = vrnic_eth_send_cb,
+    .eth_rx_ready = vrnic_eth_rx_ready_cb,
+};
+
+static void vrnic_admin_bh(void *opaque)
+{
+    VrnicState *s = opaque;
+
+    vrnic_core_run(&s->core, VRNIC_WORK_ADMIN);
+}
+
+static void vrnic_eth_tx_bh(void *opaque)
+{
+    VrnicState *s = opaque;
+
+    vrnic_core_run(&s->core, VRNIC_WORK_ETH_TX);
+}
+
+/* ---- BARs --------------------------------------------------------------- */
+
+static uint64_t vrnic_regs_read(void *opaque, hwaddr addr, unsigned size)
+{
+    VrnicState *s = opaque;
+
+    return vrnic_core_reg_read(&s->core, addr);
+}
+
+static void vrnic_regs_write(void *opaque, hwaddr addr, uint64_t val,
+                             unsigned size)
+{
+    VrnicState *s = opaque;
+
+    vrnic_core_reg_write(&s->core, addr, val);
+}
+
+/* Only aligned 32-bit accesses reach the core; the memory core rejects the
+ * rest before our handlers run. */
+static const MemoryRegionOps vrnic_regs_ops = {
+    .read = vrnic_regs_read,
+    .write = vrnic_regs_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 4, .max_access_size = 4 },
+    .impl = { .min_access_size = 4, .max_access_size = 4 },
+};
+
+static uint64_t vrnic_db_read(void *opaque, hwaddr addr, unsigned size)
+{
+    return 0;   /* doorbells are write-only */
+}
+
+static void vrnic_db_write(void *opaque, hwaddr addr, uint64_t val,
+                           unsigned size)
+{
+    VrnicState *s = opaque;
+
+    vrnic_core_db_write(&s->core, addr, val);
+}
+
+static const MemoryRegionOps vrnic_db_ops = {
+    .read = vrnic_db_read,
+    .write = vrnic_db_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 4, .max_access_size = 4 },
+    .impl = { .min_access_size = 4, .max_access_size = 4 },
+};
+
+/* ---- netdev ------------------------------------------------------------- */
+
+static bool vrnic_nc_can_receive(NetClientState *nc)
+{
+    VrnicState *s = qemu_get_nic_opaque(nc);
+
+    return vrnic_core_eth_can_receive(&s->core);
+}
+
+static ssize_t vrnic_nc_receive(NetClientState *nc, const uint8_t *buf,
+                                size_t size)
+{
+    VrnicState *s = qemu_get_nic_opaque(nc);
+
+    return vrnic_core_eth_receive(&s->core, buf, size);
+}
+
+static void vrnic_nc_link_status_changed(NetClientState *nc)
+{
+    VrnicState *s = qemu_get_nic_opaque(nc);
+
+    vrnic_core_set_link(&s->core, !nc->link_down);
+}
+
+static NetClientInfo vrnic_net_info = {
+    .type = NET_CLIENT_DRIVER_NIC,
+    .size = sizeof(NICState),
+    .can_receive = vrnic_nc_can_receive,
+    .receive = vrnic_nc_receive,
+    .link_status_changed = vrnic_nc_link_status_changed,
+};
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+static void vrnic_realize(PCIDevice *pdev, Error **errp)
+{
+    VrnicState *s = VRNIC(pdev);
+    DeviceState *dev = DEVICE(pdev);
+    uint32_t nvec;
+    const char *bad;
+
+    qemu_macaddr_default_if_unset(&s->conf.macaddr);
+    memcpy(s->cfg.mac, s->conf.macaddr.a, sizeof(s->cfg.mac));
+    bad = vrnic_core_check_config(&s->cfg);
+    if (bad) {
+        error_setg(errp, "vrnic: %s", bad);
+        return;
+    }
+    nvec = vrnic_total_vectors(&s->cfg);
+
+    pdev->config[PCI_INTERRUPT_PIN] = 1;
+    memory_region_init_io(&s->regs, OBJECT(s), &vrnic_regs_ops, s,
+                          "vrnic-regs", VRNIC_REGS_SIZE);
+    pci_register_bar(pdev, VRNIC_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->regs);
+    memory_region_init_io(&s->db, OBJECT(s), &vrnic_db_ops, s, "vrnic-db",
+                          (uint64_t)s->cfg.db_pages * VRNIC_DB_PAGE_SIZE);
+    pci_register_bar(pdev, VRNIC_BAR_DB, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->db);
+
+    if (pci_is_express(pdev) && pcie_endpoint_cap_init(pdev, 0xa0) < 0) {
+        error_setg(errp, "vrnic: cannot add the PCIe capability");
+        return;
+    }
+    if (msix_init_exclusive_bar(pdev, nvec, VRNIC_BAR_MSIX, errp)) {
+        return;
+    }
+    /* Mark every vector used: msix_notify() drops unused ones silently.
+     * The core never raises a vector >= nvec. */
+    for (uint32_t i = 0; i < nvec; i++) {
+        msix_vector_use(pdev, i);
+    }
+
+    s->bh[VRNIC_WORK_ADMIN] = qemu_bh_new_guarded(vrnic_admin_bh, s,
+                                                  &dev->mem_reentrancy_guard);
+    s->bh[VRNIC_WORK_ETH_TX] = qemu_bh_new_guarded(vrnic_eth_tx_bh, s,
+                                                   &dev->mem_reentrancy_guard);
+    s->nic = qemu_new_nic(&vrnic_net_info, &s->conf,
+                          object_get_typename(OBJECT(s)), dev->id,
+                          &dev->mem_reentrancy_guard, s);
+    qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
+
+    vrnic_core_init(&s->core, &s->cfg, &vrnic_core_ops, s);
+    vrnic_core_set_link(&s->core, !qemu_get_queue(s->nic)->link_down);
+    trace_vrnic_realize(s->cfg.num_comp_vectors, s->cfg.db_pages);
+}
+
+static void vrnic_exit(PCIDevice *pdev)
+{
+    VrnicState *s = VRNIC(pdev);
+
+    vrnic_core_reset(&s->core);
+    for (int i = 0; i < VRNIC_WORK__MAX; i++) {
+        qemu_bh_delete(s->bh[i]);
+    }
+    qemu_del_nic(s->nic);
+    msix_unuse_all_vectors(pdev);
+    msix_uninit_exclusive_bar(pdev);
+}
+
+static void vrnic_reset_hold(Object *obj, ResetType type)
+{
+    VrnicState *s = VRNIC(obj);
+
+    for (int i = 0; i < VRNIC_WORK__MAX; i++) {
+        qemu_bh_cancel(s->bh[i]);
+    }
+    vrnic_core_reset(&s->core);
+}
+
+/* Device state is not described for migration yet: refuse to migrate. */
+static const VMStateDescription vrnic_vmstate = {
+    .name = "vrnic",
+    .unmigratable = 1,
+};
+
+static const Property vrnic_props[] = {
+    DEFINE_NIC_PROPERTIES(VrnicState, conf),
+    DEFINE_PROP_UINT32("num-comp-vectors", VrnicState, cfg.num_comp_vectors, 4),
+    DEFINE_PROP_UINT32("db-pages", VrnicState, cfg.db_pages, 64),
+    DEFINE_PROP_UINT32("gid-table-size", VrnicState, cfg.gid_tbl_len, 16),
+    DEFINE_PROP_UINT32("max-mtu", VrnicState, cfg.max_mtu, 9000),
+    DEFINE_PROP_UINT32("speed-mbps", VrnicState, cfg.speed_mbps, 25000),
+    DEFINE_PROP_UINT32("cmd-timeout-ms", VrnicState, cfg.cmd_timeout_ms, 5000),
+    DEFINE_PROP_UINT32("max-qp", VrnicState, cfg.max_qp, 1024),
+    DEFINE_PROP_UINT32("max-qp-wr", VrnicState, cfg.max_qp_wr, 4096),
+    DEFINE_PROP_UINT32("max-sge", VrnicState, cfg.max_sge, 16),
+    DEFINE_PROP_UINT32("max-cq", VrnicState, cfg.max_cq, 1024),
+    DEFINE_PROP_UINT32("max-cqe", VrnicState, cfg.max_cqe, 65536),
+    DEFINE_PROP_UINT32("max-mr", VrnicState, cfg.max_mr, 4096),
+    DEFINE_PROP_UINT32("max-pd", VrnicState, cfg.max_pd, 1024),
+    DEFINE_PROP_UINT32("max-srq", VrnicState, cfg.max_srq, 256),
+    DEFINE_PROP_UINT32("max-srq-wr", VrnicState, cfg.max_srq_wr, 4096),
+    DEFINE_PROP_UINT32("max-inline-data", VrnicState, cfg.max_inline_data, 256),
+    DEFINE_PROP_UINT32("max-qp-rd-atom", VrnicState, cfg.max_qp_rd_atom, 16),
+};
+
+static void vrnic_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
+
+    pc->realize = vrnic_realize;
+    pc->exit = vrnic_exit;
+    pc->vendor_id = VRNIC_PCI_VENDOR_ID;
+    pc->device_id = VRNIC_PCI_DEVICE_ID;
+    pc->revision = VRNIC_PCI_REVISION;
+    pc->class_id = VRNIC_PCI_CLASS;
+    pc->subsystem_vendor_id = VRNIC_PCI_VENDOR_ID;
+    pc->subsystem_id = VRNIC_PCI_DEVICE_ID;
+
+    rc->phases.hold = vrnic_reset_hold;
+    dc->desc = "vrnic emulated RoCEv2 RDMA NIC";
+    dc->vmsd = &vrnic_vmstate;
+    device_class_set_props(dc, vrnic_props);
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static const TypeInfo vrnic_info = {
+    .name = TYPE_VRNIC,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(VrnicState),
+    .class_init = vrnic_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { }
+    },
+};
+
+static void vrnic_register_types(void)
+{
+    type_register_static(&vrnic_info);
+}
+
+type_init(vrnic_register_types)

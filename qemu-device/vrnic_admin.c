@@ -1,0 +1,156 @@
+/*
+ * vrnic admin queue: fetch commands from the SQ, dispatch them, write one
+ * completion per command with the owner phase, interrupt on vector 0.
+ *
+ * Every command is copied out of guest memory into a local buffer before it
+ * is looked at, and only the copy is used (a hostile guest may rewrite the
+ * slot at any time).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "vrnic_core_int.h"
+
+/* Commands processed per bottom-half run, so a guest that keeps the SQ full
+ * cannot monopolise the main loop; the rest go in the next run. */
+#define VRNIC_AQ_BUDGET 64
+
+static bool vrnic_all_zero(const void *p, size_t len)
+{
+    const uint8_t *b = p;
+
+    for (size_t i = 0; i < len; i++) {
+        if (b[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+#define VRNIC_RSVD_ZERO(field) vrnic_all_zero(&(field), sizeof(field))
+
+static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
+                                    uint64_t *result)
+{
+    const struct vrnic_aq_hdr *hdr = (const void *)raw;
+    uint16_t opcode = le16_to_cpu(hdr->opcode);
+
+    *result = 0;
+    if (!VRNIC_RSVD_ZERO(hdr->rsvd0)) {
+        return VRNIC_AQ_STS_BAD_FIELD;
+    }
+    switch (opcode) {
+    case VRNIC_AQ_OP_QUERY_DEVICE:
+    case VRNIC_AQ_OP_QUERY_PORT:
+    case VRNIC_AQ_OP_QUERY_GID: {
+        const struct vrnic_aq_query *c = (const void *)raw;
+
+        if (!VRNIC_RSVD_ZERO(c->rsvd0)) {
+            return VRNIC_AQ_STS_BAD_FIELD;
+        }
+        if (opcode == VRNIC_AQ_OP_QUERY_DEVICE) {
+            return vrnic_port_query_device(core, c);
+        }
+        if (opcode == VRNIC_AQ_OP_QUERY_PORT) {
+            return vrnic_port_query_port(core, c);
+        }
+        return vrnic_port_query_gid(core, c);
+    }
+    case VRNIC_AQ_OP_SET_MAC: {
+        const struct vrnic_aq_set_mac *c = (const void *)raw;
+
+        if (!VRNIC_RSVD_ZERO(c->rsvd0)) {
+            return VRNIC_AQ_STS_BAD_FIELD;
+        }
+        return vrnic_port_set_mac(core, c);
+    }
+    case VRNIC_AQ_OP_SET_MTU: {
+        const struct vrnic_aq_set_mtu *c = (const void *)raw;
+
+        if (!VRNIC_RSVD_ZERO(c->rsvd0)) {
+            return VRNIC_AQ_STS_BAD_FIELD;
+        }
+        return vrnic_port_set_mtu(core, c);
+    }
+    case VRNIC_AQ_OP_ADD_GID:
+    case VRNIC_AQ_OP_DEL_GID: {
+        const struct vrnic_aq_gid *c = (const void *)raw;
+
+        if (!VRNIC_RSVD_ZERO(c->rsvd0)) {
+            return VRNIC_AQ_STS_BAD_FIELD;
+        }
+        return opcode == VRNIC_AQ_OP_ADD_GID ? vrnic_port_add_gid(core, c) :
+                                               vrnic_port_del_gid(core, c);
+    }
+    default:
+        return VRNIC_AQ_STS_BAD_OPCODE;
+    }
+}
+
+/* Complete the command at SQ index ci; false if the CQ write failed. */
+static bool vrnic_admin_complete(VrnicCore *core, uint16_t ci,
+                                 uint16_t cmd_id, uint8_t status,
+                                 uint64_t result)
+{
+    VrnicRing *aq = &core->aq;
+    uint64_t slot = vrnic_ring_slot(aq, core->aq_cq_base, ci,
+                                    VRNIC_AQ_CQE_SIZE);
+    struct vrnic_aq_cqe cqe = {
+        .result = cpu_to_le64(result),
+        .cmd_id = cpu_to_le16(cmd_id),
+        .status = status,
+    };
+    uint32_t owner = cpu_to_le32(vrnic_ring_phase(aq, ci) ? VRNIC_OWNER_PHASE
+                                                          : 0);
+
+    trace_vrnic_aq_done(ci, cmd_id, status, result);
+    /* Body first, owner word last: the driver polls the owner word. */
+    if (!vrnic_dma_write(core, slot, &cqe, offsetof(struct vrnic_aq_cqe, owner)) ||
+        !vrnic_dma_write(core, slot + offsetof(struct vrnic_aq_cqe, owner),
+                         &owner, sizeof(owner))) {
+        vrnic_core_fatal(core, "admin CQ", slot);
+        return false;
+    }
+    return true;
+}
+
+void vrnic_admin_process(VrnicCore *core)
+{
+    VrnicRing *aq = &core->aq;
+    unsigned done = 0;
+
+    while (aq->live && aq->ci != aq->pi && done < VRNIC_AQ_BUDGET) {
+        uint8_t raw[VRNIC_AQ_CMD_SIZE];
+        const struct vrnic_aq_hdr *hdr = (const void *)raw;
+        uint64_t slot = vrnic_ring_slot(aq, aq->base, aq->ci,
+                                        VRNIC_AQ_CMD_SIZE);
+        uint64_t result;
+        uint8_t status;
+
+        if (!vrnic_dma_read(core, slot, raw, sizeof(raw))) {
+            vrnic_core_fatal(core, "admin SQ", slot);
+            return;
+        }
+        trace_vrnic_aq_cmd(aq->ci, le16_to_cpu(hdr->opcode),
+                           le16_to_cpu(hdr->cmd_id));
+        status = vrnic_admin_dispatch(core, raw, &result);
+        if (status != VRNIC_AQ_STS_OK) {
+            VRNIC_GUEST_ERR(core, vrnic_err_aq_cmd, "opcode 0x%x id 0x%x: "
+                            "status %u", le16_to_cpu(hdr->opcode),
+                            le16_to_cpu(hdr->cmd_id), status);
+        }
+        core->stats.aq_cmds++;
+        if (!vrnic_admin_complete(core, aq->ci, le16_to_cpu(hdr->cmd_id),
+                                  status, result)) {
+            return;
+        }
+        aq->ci++;
+        done++;
+    }
+    if (done && (aq->cfg & VRNIC_RING_CFG_IRQ_EN)) {
+        vrnic_core_irq(core, VRNIC_VEC_ADMIN);
+    }
+    if (aq->live && aq->ci != aq->pi) {
+        core->ops->kick(core->opaque, VRNIC_WORK_ADMIN);
+    }
+}

@@ -1,0 +1,465 @@
+/*
+ * vrnic device core: BAR0 register file, ring programming, reset, interrupts
+ * and DMA error handling. Commands, events and the Ethernet function live in
+ * their own files; this one only routes register accesses to them.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "vrnic_core_int.h"
+
+const char *vrnic_core_check_config(const VrnicConfig *cfg)
+{
+    if (cfg->num_comp_vectors < 4 ||
+        cfg->num_comp_vectors > VRNIC_MAX_COMP_VECTORS) {
+        return "num-comp-vectors must be 4..64";
+    }
+    if (cfg->db_pages < 2 || cfg->db_pages > 4096 ||
+        (cfg->db_pages & (cfg->db_pages - 1))) {
+        return "db-pages must be a power of two, 2..4096";
+    }
+    if (cfg->gid_tbl_len < 2 || cfg->gid_tbl_len > VRNIC_MAX_GID_TBL_LEN) {
+        return "gid-table-size must be 2..256";
+    }
+    if (cfg->max_mtu < 1280 || cfg->max_mtu > VRNIC_MAX_MTU) {
+        return "max-mtu must be 1280..9000";
+    }
+    if (cfg->cmd_timeout_ms == 0 || cfg->cmd_timeout_ms > 0xffff) {
+        return "cmd-timeout-ms must be 1..65535";
+    }
+    if (cfg->mac[0] & 1) {
+        return "mac must be a unicast address";
+    }
+    return NULL;
+}
+
+void vrnic_core_init(VrnicCore *core, const VrnicConfig *cfg,
+                     const VrnicCoreOps *ops, void *opaque)
+{
+    memset(core, 0, sizeof(*core));
+    core->cfg = *cfg;
+    core->ops = ops;
+    core->opaque = opaque;
+    core->aq.name = "aq";
+    core->aeq.name = "aeq";
+    core->eth_tx.name = "eth-tx";
+    core->eth_rx.name = "eth-rx";
+    vrnic_core_reset(core);
+}
+
+static void vrnic_ring_reset(VrnicRing *r)
+{
+    const char *name = r->name;
+
+    memset(r, 0, sizeof(*r));
+    r->name = name;
+}
+
+/*
+ * The one reset path: reached from the DEV_CTRL register, PCI/bus reset and
+ * device exit. Every ring goes idle and all driver-programmed state is
+ * cleared; the link state belongs to the wire and is kept.
+ */
+void vrnic_core_reset(VrnicCore *core)
+{
+    trace_vrnic_reset();
+    core->fatal = false;
+    vrnic_ring_reset(&core->aq);
+    core->aq_cq_base_reg = 0;
+    core->aq_cq_base = 0;
+    vrnic_ring_reset(&core->aeq);
+    core->aeq_armed = false;
+    vrnic_ring_reset(&core->eth_tx);
+    vrnic_ring_reset(&core->eth_rx);
+    core->eth_tx_armed = false;
+    core->eth_rx_armed = false;
+    core->eth_ctrl = 0;
+    memcpy(core->mac, core->cfg.mac, sizeof(core->mac));
+    core->mtu = 1500;
+    memset(core->gids, 0, sizeof(core->gids));
+}
+
+void vrnic_core_irq(VrnicCore *core, unsigned vector)
+{
+    /* Vectors are device-chosen constants or validated EQ vectors. */
+    if (vector >= vrnic_total_vectors(&core->cfg)) {
+        return;
+    }
+    trace_vrnic_irq(vector);
+    core->ops->irq(core->opaque, vector);
+}
+
+/*
+ * A DMA the device must do failed (the guest unmapped or never mapped the
+ * memory a ring points at). Real hardware cannot continue either: stop every
+ * engine and report DEV_STS.FATAL until the driver resets the device.
+ */
+void vrnic_core_fatal(VrnicCore *core, const char *what, uint64_t addr)
+{
+    VRNIC_GUEST_ERR(core, vrnic_err_fatal, "DMA error on %s at 0x%" PRIx64
+                    ": device stopped until reset", what, addr);
+    core->fatal = true;
+    core->aq.live = false;
+    core->aeq.live = false;
+    core->eth_tx.live = false;
+    core->eth_rx.live = false;
+}
+
+bool vrnic_dma_read(VrnicCore *core, uint64_t addr, void *buf, uint64_t len)
+{
+    return core->ops->dma_read(core->opaque, addr, buf, len);
+}
+
+bool vrnic_dma_write(VrnicCore *core, uint64_t addr, const void *buf,
+                     uint64_t len)
+{
+    return core->ops->dma_write(core->opaque, addr, buf, len);
+}
+
+static uint32_t vrnic_max_log_depth(VrnicCore *core, const VrnicRing *r)
+{
+    if (r == &core->aq) {
+        return VRNIC_AQ_MAX_LOG_DEPTH;
+    }
+    if (r == &core->aeq) {
+        return VRNIC_AEQ_MAX_LOG_DEPTH;
+    }
+    return VRNIC_ETH_MAX_LOG_DEPTH;
+}
+
+static bool vrnic_base_ok(uint64_t base)
+{
+    return base != 0 && !(base & (VRNIC_RING_ALIGN - 1));
+}
+
+/* A write to one of the ring CFG registers. */
+static void vrnic_ring_write_cfg(VrnicCore *core, VrnicRing *r, uint32_t val)
+{
+    uint32_t known = VRNIC_RING_CFG_ENABLE | VRNIC_RING_CFG_LOG_DEPTH_MASK |
+                     (r == &core->aq ? VRNIC_RING_CFG_IRQ_EN : 0);
+    uint32_t log_depth = VRNIC_FIELD_GET(VRNIC_RING_CFG_LOG_DEPTH_MASK, val);
+
+    if (val & ~known) {
+        VRNIC_GUEST_ERR(core, vrnic_err_ring, "%s: reserved CFG bits 0x%x",
+                        r->name, val & ~known);
+        return;
+    }
+    if (!(val & VRNIC_RING_CFG_ENABLE)) {
+        if (r->live) {
+            trace_vrnic_ring_disable(r->name);
+        }
+        r->live = false;
+        r->pi = r->ci = 0;
+        r->cfg = val;
+        return;
+    }
+    if (r->live) {
+        /* Only IRQ_EN may change while a ring is live. */
+        if ((val ^ r->cfg) & ~VRNIC_RING_CFG_IRQ_EN) {
+            VRNIC_GUEST_ERR(core, vrnic_err_ring,
+                            "%s: CFG 0x%x changes a live ring", r->name, val);
+            return;
+        }
+        r->cfg = val;
+        return;
+    }
+    if (core->fatal) {
+        VRNIC_GUEST_ERR(core, vrnic_err_ring, "%s: enable while fatal 0x%x",
+                        r->name, val);
+        return;
+    }
+    if (log_depth < 1 || log_depth > vrnic_max_log_depth(core, r)) {
+        VRNIC_GUEST_ERR(core, vrnic_err_ring, "%s: bad log_depth in CFG 0x%x",
+                        r->name, val);
+        return;
+    }
+    if (!vrnic_base_ok(r->base_reg) ||
+        (r == &core->aq && !vrnic_base_ok(core->aq_cq_base_reg))) {
+        VRNIC_GUEST_ERR(core, vrnic_err_ring, "%s: unaligned or zero base 0x%x",
+                        r->name, val);
+        return;
+    }
+    r->cfg = val;
+    r->base = r->base_reg;
+    r->log_depth = log_depth;
+    r->pi = r->ci = 0;
+    r->live = true;
+    if (r == &core->aq) {
+        core->aq_cq_base = core->aq_cq_base_reg;
+    }
+    trace_vrnic_ring_enable(r->name, r->base, vrnic_ring_depth(r));
+}
+
+/* Base registers may only change while the ring is not live. */
+static void vrnic_ring_write_base(VrnicCore *core, VrnicRing *r,
+                                  uint64_t *reg, bool hi, uint32_t val)
+{
+    if (r->live) {
+        VRNIC_GUEST_ERR(core, vrnic_err_ring,
+                        "%s: base written while live 0x%x", r->name, val);
+        return;
+    }
+    if (hi) {
+        *reg = (*reg & 0xffffffffull) | ((uint64_t)val << 32);
+    } else {
+        *reg = (*reg & ~0xffffffffull) | val;
+    }
+}
+
+/*
+ * A producer-index doorbell. Indices are free-running u16; the guest may be
+ * at most one ring ahead of what the device has consumed.
+ */
+static bool vrnic_ring_write_pi(VrnicCore *core, VrnicRing *r, uint32_t val)
+{
+    uint16_t pi = val & VRNIC_INDEX_MASK;
+
+    if (!r->live || (val & ~VRNIC_INDEX_MASK)) {
+        VRNIC_GUEST_ERR(core, vrnic_err_ring, "%s: doorbell 0x%x on a ring "
+                        "that is not live, or reserved bits", r->name, val);
+        return false;
+    }
+    if ((uint16_t)(pi - r->ci) > vrnic_ring_depth(r)) {
+        VRNIC_GUEST_ERR(core, vrnic_err_ring,
+                        "%s: producer index 0x%x overruns the ring", r->name,
+                        val);
+        return false;
+    }
+    r->pi = pi;
+    return true;
+}
+
+static uint32_t vrnic_ring_read_cfg(const VrnicRing *r)
+{
+    return r->live ? r->cfg : (r->cfg & ~VRNIC_RING_CFG_ENABLE);
+}
+
+uint32_t vrnic_core_reg_read(VrnicCore *core, uint64_t addr)
+{
+    const VrnicConfig *cfg = &core->cfg;
+    uint32_t val = 0;
+
+    switch (addr) {
+    case VRNIC_REG_ID:
+        val = VRNIC_ID_MAGIC;
+        break;
+    case VRNIC_REG_VERSION:
+        val = VRNIC_FIELD_PREP(VRNIC_VERSION_MAJOR_MASK, VRNIC_VERSION_MAJOR) |
+              VRNIC_FIELD_PREP(VRNIC_VERSION_MINOR_MASK, VRNIC_VERSION_MINOR);
+        break;
+    case VRNIC_REG_CAP_VEC:
+        val = VRNIC_FIELD_PREP(VRNIC_CAP_VEC_TOTAL_MASK,
+                               vrnic_total_vectors(cfg)) |
+              VRNIC_FIELD_PREP(VRNIC_CAP_VEC_NUM_COMP_MASK,
+                               cfg->num_comp_vectors);
+        break;
+    case VRNIC_REG_CAP_DB:
+        val = VRNIC_FIELD_PREP(VRNIC_CAP_DB_PAGE_SHIFT_MASK, 12) |
+              VRNIC_FIELD_PREP(VRNIC_CAP_DB_NUM_PAGES_MASK, cfg->db_pages);
+        break;
+    case VRNIC_REG_CAP_AQ:
+        val = VRNIC_FIELD_PREP(VRNIC_CAP_AQ_TIMEOUT_MS_MASK,
+                               cfg->cmd_timeout_ms) |
+              VRNIC_FIELD_PREP(VRNIC_CAP_AQ_AEQ_LOG_DEPTH_MASK,
+                               VRNIC_AEQ_MAX_LOG_DEPTH) |
+              VRNIC_FIELD_PREP(VRNIC_CAP_AQ_LOG_DEPTH_MASK,
+                               VRNIC_AQ_MAX_LOG_DEPTH);
+        break;
+    case VRNIC_REG_CAP_ETH:
+        val = VRNIC_FIELD_PREP(VRNIC_CAP_ETH_MAX_MTU_MASK, cfg->max_mtu) |
+              VRNIC_FIELD_PREP(VRNIC_CAP_ETH_LOG_DEPTH_MASK,
+                               VRNIC_ETH_MAX_LOG_DEPTH);
+        break;
+    case VRNIC_REG_MAC_LO:
+        val = cfg->mac[0] | cfg->mac[1] << 8 | cfg->mac[2] << 16 |
+              (uint32_t)cfg->mac[3] << 24;
+        break;
+    case VRNIC_REG_MAC_HI:
+        val = cfg->mac[4] | cfg->mac[5] << 8;
+        break;
+    case VRNIC_REG_DEV_STS:
+        val = VRNIC_DEV_STS_READY |
+              (core->fatal ? VRNIC_DEV_STS_FATAL : 0) |
+              (core->link_up ? VRNIC_DEV_STS_LINK_UP : 0);
+        break;
+    case VRNIC_REG_AQ_SQ_BASE_LO:
+        val = (uint32_t)core->aq.base_reg;
+        break;
+    case VRNIC_REG_AQ_SQ_BASE_HI:
+        val = core->aq.base_reg >> 32;
+        break;
+    case VRNIC_REG_AQ_CQ_BASE_LO:
+        val = (uint32_t)core->aq_cq_base_reg;
+        break;
+    case VRNIC_REG_AQ_CQ_BASE_HI:
+        val = core->aq_cq_base_reg >> 32;
+        break;
+    case VRNIC_REG_AQ_CFG:
+        val = vrnic_ring_read_cfg(&core->aq);
+        break;
+    case VRNIC_REG_AEQ_BASE_LO:
+        val = (uint32_t)core->aeq.base_reg;
+        break;
+    case VRNIC_REG_AEQ_BASE_HI:
+        val = core->aeq.base_reg >> 32;
+        break;
+    case VRNIC_REG_AEQ_CFG:
+        val = vrnic_ring_read_cfg(&core->aeq);
+        break;
+    case VRNIC_REG_ETH_TX_BASE_LO:
+        val = (uint32_t)core->eth_tx.base_reg;
+        break;
+    case VRNIC_REG_ETH_TX_BASE_HI:
+        val = core->eth_tx.base_reg >> 32;
+        break;
+    case VRNIC_REG_ETH_TX_CFG:
+        val = vrnic_ring_read_cfg(&core->eth_tx);
+        break;
+    case VRNIC_REG_ETH_RX_BASE_LO:
+        val = (uint32_t)core->eth_rx.base_reg;
+        break;
+    case VRNIC_REG_ETH_RX_BASE_HI:
+        val = core->eth_rx.base_reg >> 32;
+        break;
+    case VRNIC_REG_ETH_RX_CFG:
+        val = vrnic_ring_read_cfg(&core->eth_rx);
+        break;
+    case VRNIC_REG_ETH_CTRL:
+        val = core->eth_ctrl;
+        break;
+    default:
+        /* Write-only doorbells, DEV_CTRL and holes read as zero. */
+        break;
+    }
+    trace_vrnic_reg_read(addr, val);
+    return val;
+}
+
+void vrnic_core_reg_write(VrnicCore *core, uint64_t addr, uint32_t val)
+{
+    trace_vrnic_reg_write(addr, val);
+
+    switch (addr) {
+    case VRNIC_REG_DEV_CTRL:
+        if (val & ~VRNIC_DEV_CTRL_RESET) {
+            VRNIC_GUEST_ERR(core, vrnic_err_reg, "reserved bits 0x%" PRIx64
+                            " 0x%x", addr, val);
+            return;
+        }
+        if (val & VRNIC_DEV_CTRL_RESET) {
+            vrnic_core_reset(core);
+        }
+        return;
+    case VRNIC_REG_AQ_SQ_BASE_LO:
+    case VRNIC_REG_AQ_SQ_BASE_HI:
+        vrnic_ring_write_base(core, &core->aq, &core->aq.base_reg,
+                              addr == VRNIC_REG_AQ_SQ_BASE_HI, val);
+        return;
+    case VRNIC_REG_AQ_CQ_BASE_LO:
+    case VRNIC_REG_AQ_CQ_BASE_HI:
+        vrnic_ring_write_base(core, &core->aq, &core->aq_cq_base_reg,
+                              addr == VRNIC_REG_AQ_CQ_BASE_HI, val);
+        return;
+    case VRNIC_REG_AQ_CFG:
+        vrnic_ring_write_cfg(core, &core->aq, val);
+        return;
+    case VRNIC_REG_AQ_PI:
+        if (vrnic_ring_write_pi(core, &core->aq, val)) {
+            core->ops->kick(core->opaque, VRNIC_WORK_ADMIN);
+        }
+        return;
+    case VRNIC_REG_AEQ_BASE_LO:
+    case VRNIC_REG_AEQ_BASE_HI:
+        vrnic_ring_write_base(core, &core->aeq, &core->aeq.base_reg,
+                              addr == VRNIC_REG_AEQ_BASE_HI, val);
+        return;
+    case VRNIC_REG_AEQ_CFG:
+        vrnic_ring_write_cfg(core, &core->aeq, val);
+        core->aeq_armed = false;
+        return;
+    case VRNIC_REG_AEQ_CI:
+        vrnic_aeq_write_ci(core, val);
+        return;
+    case VRNIC_REG_ETH_TX_BASE_LO:
+    case VRNIC_REG_ETH_TX_BASE_HI:
+        vrnic_ring_write_base(core, &core->eth_tx, &core->eth_tx.base_reg,
+                              addr == VRNIC_REG_ETH_TX_BASE_HI, val);
+        return;
+    case VRNIC_REG_ETH_TX_CFG:
+        vrnic_ring_write_cfg(core, &core->eth_tx, val);
+        core->eth_tx_armed = false;
+        return;
+    case VRNIC_REG_ETH_TX_PI:
+        if (vrnic_ring_write_pi(core, &core->eth_tx, val)) {
+            core->ops->kick(core->opaque, VRNIC_WORK_ETH_TX);
+        }
+        return;
+    case VRNIC_REG_ETH_RX_BASE_LO:
+    case VRNIC_REG_ETH_RX_BASE_HI:
+        vrnic_ring_write_base(core, &core->eth_rx, &core->eth_rx.base_reg,
+                              addr == VRNIC_REG_ETH_RX_BASE_HI, val);
+        return;
+    case VRNIC_REG_ETH_RX_CFG:
+        vrnic_ring_write_cfg(core, &core->eth_rx, val);
+        core->eth_rx_armed = false;
+        return;
+    case VRNIC_REG_ETH_RX_PI:
+        if (vrnic_ring_write_pi(core, &core->eth_rx, val)) {
+            core->ops->eth_rx_ready(core->opaque);
+        }
+        return;
+    case VRNIC_REG_ETH_TX_ARM:
+        vrnic_eth_write_arm(core, &core->eth_tx, &core->eth_tx_armed, val);
+        return;
+    case VRNIC_REG_ETH_RX_ARM:
+        vrnic_eth_write_arm(core, &core->eth_rx, &core->eth_rx_armed, val);
+        return;
+    case VRNIC_REG_ETH_CTRL:
+        if (val & ~VRNIC_ETH_CTRL_PROMISC) {
+            VRNIC_GUEST_ERR(core, vrnic_err_reg, "reserved bits 0x%" PRIx64
+                            " 0x%x", addr, val);
+            return;
+        }
+        core->eth_ctrl = val;
+        return;
+    default:
+        VRNIC_GUEST_ERR(core, vrnic_err_reg, "write to read-only or unknown "
+                        "register 0x%" PRIx64 " 0x%x", addr, val);
+        return;
+    }
+}
+
+/*
+ * BAR2: doorbell pages. No queue types that use them exist in this version
+ * of the interface, so every write is a guest error.
+ */
+void vrnic_core_db_write(VrnicCore *core, uint64_t addr, uint32_t val)
+{
+    VRNIC_GUEST_ERR(core, vrnic_err_db, "no queue behind doorbell 0x%" PRIx64
+                    " 0x%x", addr, val);
+}
+
+void vrnic_core_run(VrnicCore *core, VrnicWork work)
+{
+    switch (work) {
+    case VRNIC_WORK_ADMIN:
+        vrnic_admin_process(core);
+        break;
+    case VRNIC_WORK_ETH_TX:
+        vrnic_eth_tx_process(core);
+        break;
+    case VRNIC_WORK__MAX:
+        break;
+    }
+}
+
+void vrnic_core_set_link(VrnicCore *core, bool up)
+{
+    if (core->link_up == up) {
+        return;
+    }
+    core->link_up = up;
+    trace_vrnic_link(up);
+    vrnic_aeq_post(core, up ? VRNIC_AEQ_EV_PORT_ACTIVE : VRNIC_AEQ_EV_PORT_DOWN,
+                   1);
+}

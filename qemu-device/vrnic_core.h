@@ -1,0 +1,155 @@
+/*
+ * vrnic device core: the RNIC's behaviour, free of QOM/PCI/netdev code.
+ *
+ * The QEMU glue (vrnic.c) owns the PCI function, BARs, MSI-X, the netdev and
+ * the bottom halves, and reaches the core only through the functions below;
+ * the core reaches back only through VrnicCoreOps. That split lets the host
+ * unit tests (qemu-device/tests/) drive the core with a fake bus.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_VRNIC_CORE_H
+#define HW_VRNIC_CORE_H
+
+#include "uapi/vrnic_hw_defs.h"
+
+/* Deferred work the core asks the glue to run later, outside MMIO context. */
+typedef enum VrnicWork {
+    VRNIC_WORK_ADMIN,       /* process the admin SQ */
+    VRNIC_WORK_ETH_TX,      /* process the Ethernet TX ring */
+    VRNIC_WORK__MAX,
+} VrnicWork;
+
+typedef struct VrnicCoreOps {
+    /* Guest memory through the PCI function's DMA address space. */
+    bool (*dma_read)(void *opaque, uint64_t addr, void *buf, uint64_t len);
+    bool (*dma_write)(void *opaque, uint64_t addr, const void *buf,
+                      uint64_t len);
+    /* Raise MSI-X vector (always < VRNIC_VEC_COMP_FIRST + num_comp_vectors). */
+    void (*irq)(void *opaque, unsigned vector);
+    /* Run vrnic_core_run(core, work) soon, from a bottom half. */
+    void (*kick)(void *opaque, VrnicWork work);
+    /* Put one Ethernet frame on the wire. */
+    void (*eth_send)(void *opaque, const uint8_t *frame, size_t len);
+    /* RX buffers were posted: frames held back by the netdev may flow again. */
+    void (*eth_rx_ready)(void *opaque);
+} VrnicCoreOps;
+
+/* Fixed at realize from -device properties; reported through CAP registers
+ * and QUERY_DEVICE/QUERY_PORT. */
+typedef struct VrnicConfig {
+    uint8_t mac[6];
+    uint32_t num_comp_vectors;
+    uint32_t db_pages;
+    uint32_t gid_tbl_len;
+    uint32_t max_mtu;
+    uint32_t speed_mbps;
+    uint32_t cmd_timeout_ms;
+    uint32_t max_qp;
+    uint32_t max_qp_wr;
+    uint32_t max_sge;
+    uint32_t max_cq;
+    uint32_t max_cqe;
+    uint32_t max_mr;
+    uint32_t max_pd;
+    uint32_t max_srq;
+    uint32_t max_srq_wr;
+    uint32_t max_inline_data;
+    uint32_t max_qp_rd_atom;
+} VrnicConfig;
+
+#define VRNIC_MAX_COMP_VECTORS  64
+#define VRNIC_MAX_GID_TBL_LEN   256
+#define VRNIC_MIN_MTU           68
+#define VRNIC_MAX_MTU           9000
+/* Largest frame on the wire: MTU + Ethernet header + one VLAN tag. */
+#define VRNIC_ETH_OVERHEAD      18
+#define VRNIC_ETH_MIN_FRAME     14
+
+/*
+ * A ring the driver programs through BASE_LO/HI + CFG registers. base_reg and
+ * cfg hold what the guest wrote; base/depth are latched only when the guest
+ * enables the ring, after validation, and never change while it is live.
+ */
+typedef struct VrnicRing {
+    const char *name;
+    uint64_t base_reg;
+    uint32_t cfg;
+    bool live;
+    uint64_t base;
+    uint32_t log_depth;
+    uint16_t pi;    /* producer index (guest doorbell, or device for AEQ) */
+    uint16_t ci;    /* consumer index (device, or guest for AEQ) */
+} VrnicRing;
+
+typedef struct VrnicGid {
+    uint8_t gid[16];
+    uint32_t type;  /* enum vrnic_gid_type; 0 = unused */
+} VrnicGid;
+
+typedef struct VrnicCounters {
+    uint64_t guest_errors;
+    uint64_t aq_cmds;
+    uint64_t aeq_overflows;
+    uint64_t eth_tx_frames;
+    uint64_t eth_tx_errors;
+    uint64_t eth_rx_frames;
+    uint64_t eth_rx_filtered;
+    uint64_t eth_rx_too_big;
+} VrnicCounters;
+
+typedef struct VrnicCore {
+    const VrnicCoreOps *ops;
+    void *opaque;
+    VrnicConfig cfg;
+
+    bool link_up;           /* netdev link; survives device reset */
+    bool fatal;             /* a DMA error stopped the device */
+
+    /* Admin queue: one SQ and one CQ of the same depth. */
+    VrnicRing aq;
+    uint64_t aq_cq_base_reg;
+    uint64_t aq_cq_base;
+
+    VrnicRing aeq;
+    bool aeq_armed;
+
+    VrnicRing eth_tx;
+    VrnicRing eth_rx;
+    bool eth_tx_armed;
+    bool eth_rx_armed;
+    uint32_t eth_ctrl;
+
+    uint8_t mac[6];
+    uint32_t mtu;
+    VrnicGid gids[VRNIC_MAX_GID_TBL_LEN];
+
+    VrnicCounters stats;
+} VrnicCore;
+
+/* Validate the configuration; NULL when fine, else a static message. */
+const char *vrnic_core_check_config(const VrnicConfig *cfg);
+void vrnic_core_init(VrnicCore *core, const VrnicConfig *cfg,
+                     const VrnicCoreOps *ops, void *opaque);
+void vrnic_core_reset(VrnicCore *core);
+
+/* BAR0 registers (4-byte accesses) and BAR2 doorbell pages. */
+uint32_t vrnic_core_reg_read(VrnicCore *core, uint64_t addr);
+void vrnic_core_reg_write(VrnicCore *core, uint64_t addr, uint32_t val);
+void vrnic_core_db_write(VrnicCore *core, uint64_t addr, uint32_t val);
+
+void vrnic_core_run(VrnicCore *core, VrnicWork work);
+
+/* Ethernet port. */
+void vrnic_core_set_link(VrnicCore *core, bool up);
+bool vrnic_core_eth_can_receive(VrnicCore *core);
+/* Returns len when the frame was consumed or dropped, 0 to hold it back. */
+size_t vrnic_core_eth_receive(VrnicCore *core, const uint8_t *frame,
+                              size_t len);
+
+static inline uint32_t vrnic_total_vectors(const VrnicConfig *cfg)
+{
+    return VRNIC_VEC_COMP_FIRST + cfg->num_comp_vectors;
+}
+
+#endif

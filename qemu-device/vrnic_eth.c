@@ -1,0 +1,188 @@
+/*
+ * vrnic Ethernet function: one TX and one RX descriptor ring, completions
+ * written back into the descriptors, one MSI-X vector armed per ring.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "vrnic_core_int.h"
+
+/* Descriptors handled per TX bottom-half run (fairness, see vrnic_admin.c). */
+#define VRNIC_ETH_TX_BUDGET 64
+
+static uint32_t vrnic_eth_max_frame(const VrnicCore *core)
+{
+    return core->mtu + VRNIC_ETH_OVERHEAD;
+}
+
+static bool vrnic_eth_read_desc(VrnicCore *core, VrnicRing *r, uint16_t idx,
+                                struct vrnic_eth_desc *d, uint64_t *slot)
+{
+    *slot = vrnic_ring_slot(r, r->base, idx, VRNIC_ETH_DESC_SIZE);
+    if (!vrnic_dma_read(core, *slot, d, sizeof(*d))) {
+        vrnic_core_fatal(core, r->name, *slot);
+        return false;
+    }
+    return true;
+}
+
+/* Write back len (RX only) then status, status last. */
+static bool vrnic_eth_complete_desc(VrnicCore *core, VrnicRing *r,
+                                    uint64_t slot, const uint16_t *len,
+                                    uint16_t status)
+{
+    uint16_t le_status = cpu_to_le16(status);
+
+    if (len) {
+        uint16_t le_len = cpu_to_le16(*len);
+
+        if (!vrnic_dma_write(core, slot + offsetof(struct vrnic_eth_desc, len),
+                             &le_len, sizeof(le_len))) {
+            vrnic_core_fatal(core, r->name, slot);
+            return false;
+        }
+    }
+    if (!vrnic_dma_write(core, slot + offsetof(struct vrnic_eth_desc, status),
+                         &le_status, sizeof(le_status))) {
+        vrnic_core_fatal(core, r->name, slot);
+        return false;
+    }
+    return true;
+}
+
+/* A descriptor completed on ring r: fire the vector if the driver armed it. */
+static void vrnic_eth_notify(VrnicCore *core, bool *armed)
+{
+    if (*armed) {
+        *armed = false;
+        vrnic_core_irq(core, VRNIC_VEC_ETH);
+    }
+}
+
+void vrnic_eth_tx_process(VrnicCore *core)
+{
+    VrnicRing *tx = &core->eth_tx;
+    uint8_t frame[VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD];
+    unsigned done = 0;
+
+    while (tx->live && tx->ci != tx->pi && done < VRNIC_ETH_TX_BUDGET) {
+        struct vrnic_eth_desc d;
+        uint64_t slot, addr;
+        uint16_t len, status = VRNIC_ETH_STS_DONE;
+
+        if (!vrnic_eth_read_desc(core, tx, tx->ci, &d, &slot)) {
+            return;
+        }
+        addr = le64_to_cpu(d.addr);
+        len = le16_to_cpu(d.len);
+        if (len < VRNIC_ETH_MIN_FRAME || len > vrnic_eth_max_frame(core)) {
+            VRNIC_GUEST_ERR(core, vrnic_err_eth_desc, "TX desc %u: bad length "
+                            "%u", tx->ci, len);
+            status |= VRNIC_ETH_STS_ERROR;
+        } else if (!vrnic_dma_read(core, addr, frame, len)) {
+            VRNIC_GUEST_ERR(core, vrnic_err_eth_desc, "TX desc %u: unreadable "
+                            "buffer, length %u", tx->ci, len);
+            status |= VRNIC_ETH_STS_ERROR;
+        } else {
+            trace_vrnic_eth_tx(tx->ci, len);
+            core->ops->eth_send(core->opaque, frame, len);
+            core->stats.eth_tx_frames++;
+        }
+        if (status & VRNIC_ETH_STS_ERROR) {
+            core->stats.eth_tx_errors++;
+        }
+        if (!vrnic_eth_complete_desc(core, tx, slot, NULL, status)) {
+            return;
+        }
+        tx->ci++;
+        done++;
+    }
+    if (done) {
+        vrnic_eth_notify(core, &core->eth_tx_armed);
+    }
+    if (tx->live && tx->ci != tx->pi) {
+        core->ops->kick(core->opaque, VRNIC_WORK_ETH_TX);
+    }
+}
+
+/*
+ * ETH_TX_ARM / ETH_RX_ARM: val is the driver's consumer index. If the device
+ * has already completed descriptors past it, interrupt now; otherwise at the
+ * next completion.
+ */
+void vrnic_eth_write_arm(VrnicCore *core, VrnicRing *ring, bool *armed,
+                         uint32_t val)
+{
+    uint16_t ci = val & VRNIC_INDEX_MASK;
+
+    if (!ring->live || (val & ~VRNIC_INDEX_MASK)) {
+        VRNIC_GUEST_ERR(core, vrnic_err_ring, "%s: arm 0x%x on a ring that "
+                        "is not live, or reserved bits", ring->name, val);
+        return;
+    }
+    if (ring->ci != ci) {
+        *armed = false;
+        vrnic_core_irq(core, VRNIC_VEC_ETH);
+    } else {
+        *armed = true;
+    }
+}
+
+static bool vrnic_eth_accept(const VrnicCore *core, const uint8_t *frame)
+{
+    /* Group addresses (broadcast, IPv6 ND multicast) always pass. */
+    return (core->eth_ctrl & VRNIC_ETH_CTRL_PROMISC) || (frame[0] & 1) ||
+           !memcmp(frame, core->mac, sizeof(core->mac));
+}
+
+bool vrnic_core_eth_can_receive(VrnicCore *core)
+{
+    VrnicRing *rx = &core->eth_rx;
+
+    return rx->live && rx->pi != rx->ci;
+}
+
+size_t vrnic_core_eth_receive(VrnicCore *core, const uint8_t *frame,
+                              size_t len)
+{
+    VrnicRing *rx = &core->eth_rx;
+    struct vrnic_eth_desc d;
+    uint16_t flen = len;
+    uint64_t slot;
+
+    if (!core->link_up || len < VRNIC_ETH_MIN_FRAME) {
+        return len;
+    }
+    if (!vrnic_eth_accept(core, frame)) {
+        core->stats.eth_rx_filtered++;
+        return len;
+    }
+    if (!vrnic_core_eth_can_receive(core)) {
+        return 0;   /* no buffer: the netdev layer queues it for later */
+    }
+    if (len > vrnic_eth_max_frame(core)) {
+        core->stats.eth_rx_too_big++;
+        trace_vrnic_eth_rx_drop(len, "larger than MTU");
+        return len;
+    }
+    if (!vrnic_eth_read_desc(core, rx, rx->ci, &d, &slot)) {
+        return len;
+    }
+    if (le16_to_cpu(d.len) < len) {
+        core->stats.eth_rx_too_big++;
+        trace_vrnic_eth_rx_drop(len, "larger than the posted buffer");
+        return len;
+    }
+    if (!vrnic_dma_write(core, le64_to_cpu(d.addr), frame, len)) {
+        vrnic_core_fatal(core, "eth-rx buffer", le64_to_cpu(d.addr));
+        return len;
+    }
+    if (!vrnic_eth_complete_desc(core, rx, slot, &flen, VRNIC_ETH_STS_DONE)) {
+        return len;
+    }
+    trace_vrnic_eth_rx(rx->ci, len);
+    rx->ci++;
+    core->stats.eth_rx_frames++;
+    vrnic_eth_notify(core, &core->eth_rx_armed);
+    return len;
+}

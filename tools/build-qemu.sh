@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Configure (once) and build qemu-system-x86_64 with the vrnic device from
+# this clone. The source tree and build directory are cached in VRNIC_CACHE;
+# only changed device files are recompiled.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+d=$(qemu_dir)
+src="$d/src"
+build="$d/build"
+[ -e "$src/.vrnic-prepared" ] || die "QEMU source not prepared" "make setup"
+
+exec 9>"$d/.build.lock"
+flock 9
+
+# The device directory in the cached source tree points at this clone.
+ln -sfn "$VRNIC_TOP/qemu-device" "$src/hw/vrnic"
+
+export CCACHE_DIR="$VRNIC_CACHE/ccache"
+if [ ! -e "$build/.vrnic-configured" ]; then
+	step "QEMU $QEMU_VERSION: configure (x86_64-softmmu, TCG, virtfs)"
+	rm -rf "$build"
+	mkdir -p "$build"
+	(cd "$build" && "$src/configure" \
+		--target-list=x86_64-softmmu \
+		--without-default-features \
+		--enable-tcg --enable-kvm --enable-pixman --enable-attr --enable-virtfs \
+		--disable-docs --disable-user --disable-tools --disable-fdt \
+		--disable-install-blobs \
+		--python=/usr/bin/python3 --disable-download \
+		>configure.log 2>&1) ||
+		die "QEMU configure (see $build/configure.log)" "rm -rf $build && make qemu"
+	touch "$build/.vrnic-configured"
+fi
+step "QEMU $QEMU_VERSION: building qemu-system-x86_64 (first build ~10-15 min on 2 cores)"
+ninja -C "$build" qemu-system-x86_64 2>&1 | tee "$build/build.log" |
+	awk '/^\[[0-9]+\/[0-9]+\]/ { n++; if (n % 200 == 0) { print "    " $1; fflush() } next } { print; fflush() }'
+[ "${PIPESTATUS[0]}" = 0 ] || die "QEMU build (see $build/build.log)" "make qemu"
+# Warnings are errors in our code (QEMU itself builds without -Werror from a
+# release tarball). Drop the objects so the next build recompiles and fails
+# again until the warning is fixed.
+if grep -q 'hw/vrnic/.*warning:' "$build/build.log"; then
+	grep 'hw/vrnic/.*warning:' "$build/build.log" >&2
+	find "$build" -name '*hw_vrnic_*.o' -delete
+	die "warnings in qemu-device/ (treated as errors)" "fix them, then: make qemu"
+fi
+mkdir -p "$VRNIC_TOP/build"
+ln -sfn "$build/qemu-system-x86_64" "$VRNIC_TOP/build/qemu-system-x86_64"
+info "QEMU: $VRNIC_TOP/build/qemu-system-x86_64"

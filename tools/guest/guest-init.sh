@@ -1,0 +1,79 @@
+#!/bin/bash
+# PID 1 of a vrnic guest, after the initramfs switched to the host root
+# (read-only 9p + tmpfs overlay, so nothing written here reaches the host,
+# except under /vrnic-out). Loads the driver, configures the wire address,
+# registers libvrnic for libibverbs (in the overlay's /etc only), runs the
+# command the host left in /vrnic-out/cmd and powers off.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=${TERM:-linux}
+
+for arg in $(</proc/cmdline); do
+	case "$arg" in
+	vrnic.*=*) k=${arg%%=*}; k=${k#vrnic.}; declare "VRNIC_${k^^}=${arg#*=}" ;;
+	esac
+done
+export VRNIC_TOP VRNIC_NODE VRNIC_NODES VRNIC_KREL
+export VRNIC_OUT=/vrnic-out
+
+say() { echo "vrnic-guest[$VRNIC_NODE]: $*" >/dev/console; }
+
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /var/tmp
+mount -t debugfs debugfs /sys/kernel/debug
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+# The guest kernel's modules, from the cache, where modprobe looks.
+mkdir -p "/lib/modules/$VRNIC_KREL"
+mount --bind "$VRNIC_KMODS" "/lib/modules/$VRNIC_KREL"
+hostname "vrnic$VRNIC_NODE"
+ip link set lo up
+
+# libibverbs finds libvrnic through this file; /etc is the overlay's.
+mkdir -p /etc/libibverbs.d
+echo "driver $VRNIC_TOP/build/lib/libvrnic" >/etc/libibverbs.d/vrnic.driver
+
+# Node i has 169.254.0.(i+1); with two nodes the peer is the other one.
+VRNIC_IP=169.254.0.$((VRNIC_NODE + 1))
+VRNIC_PEER_IP=169.254.0.$(((VRNIC_NODE + 1) % ${VRNIC_NODES:-1} + 1))
+export VRNIC_IP VRNIC_PEER_IP
+
+# Find the vrnic Ethernet port (the only NIC unless a test adds one).
+vrnic_iface() {
+	local d
+	for d in /sys/class/net/*; do
+		[ "$(basename "$(readlink -f "$d/device/driver" 2>/dev/null)")" = vrnic ] &&
+			basename "$d" && return 0
+	done
+	return 1
+}
+
+if [ "${VRNIC_MODULE:-1}" = 1 ]; then
+	modprobe ib_uverbs && modprobe rdma_ucm ||
+		say "modprobe ib_uverbs/rdma_ucm failed"
+	if insmod "$VRNIC_TOP/drivers/infiniband/hw/vrnic/vrnic.ko"; then
+		if VRNIC_IFACE=$(vrnic_iface); then
+			export VRNIC_IFACE
+			ip link set "$VRNIC_IFACE" up
+			ip addr add "$VRNIC_IP/16" dev "$VRNIC_IFACE"
+		else
+			say "vrnic.ko loaded but no vrnic net_device"
+		fi
+	else
+		say "insmod vrnic.ko failed"
+	fi
+fi
+
+cd "$VRNIC_TOP" || exit 1
+if [ -s /vrnic-out/cmd ]; then
+	bash /vrnic-out/cmd >/vrnic-out/output 2>&1 </dev/null
+	echo $? >/vrnic-out/status
+	dmesg >/vrnic-out/dmesg
+else
+	# Interactive: a login-less shell on the serial console.
+	setsid -c bash -l </dev/ttyS0 >/dev/ttyS0 2>&1
+fi
+sync
+echo o >/proc/sysrq-trigger
+sleep 10
