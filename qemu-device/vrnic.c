@@ -106,6 +106,13 @@ static void vrnic_eth_tx_bh(void *opaque)
     vrnic_core_run(&s->core, VRNIC_WORK_ETH_TX);
 }
 
+static void vrnic_link_bh(void *opaque)
+{
+    VrnicState *s = opaque;
+
+    vrnic_core_run(&s->core, VRNIC_WORK_LINK);
+}
+
 /* ---- BARs --------------------------------------------------------------- */
 
 static uint64_t vrnic_regs_read(void *opaque, hwaddr addr, unsigned size)
@@ -204,7 +211,7 @@ static void vrnic_realize(PCIDevice *pdev, Error **errp)
     }
     nvec = vrnic_total_vectors(&s->cfg);
 
-    pdev->config[PCI_INTERRUPT_PIN] = 1;
+    /* MSI-X only: no INTx pin is advertised. */
     memory_region_init_io(&s->regs, OBJECT(s), &vrnic_regs_ops, s,
                           "vrnic-regs", VRNIC_REGS_SIZE);
     pci_register_bar(pdev, VRNIC_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY |
@@ -231,6 +238,8 @@ static void vrnic_realize(PCIDevice *pdev, Error **errp)
                                                   &dev->mem_reentrancy_guard);
     s->bh[VRNIC_WORK_ETH_TX] = qemu_bh_new_guarded(vrnic_eth_tx_bh, s,
                                                    &dev->mem_reentrancy_guard);
+    s->bh[VRNIC_WORK_LINK] = qemu_bh_new_guarded(vrnic_link_bh, s,
+                                                 &dev->mem_reentrancy_guard);
     s->nic = qemu_new_nic(&vrnic_net_info, &s->conf,
                           object_get_typename(OBJECT(s)), dev->id,
                           &dev->mem_reentrancy_guard, s);

@@ -129,7 +129,7 @@ void vrnic_admin_process(VrnicCore *core)
 
         if (!vrnic_dma_read(core, slot, raw, sizeof(raw))) {
             vrnic_core_fatal(core, "admin SQ", slot);
-            return;
+            break;
         }
         trace_vrnic_aq_cmd(aq->ci, le16_to_cpu(hdr->opcode),
                            le16_to_cpu(hdr->cmd_id));
@@ -142,11 +142,12 @@ void vrnic_admin_process(VrnicCore *core)
         core->stats.aq_cmds++;
         if (!vrnic_admin_complete(core, aq->ci, le16_to_cpu(hdr->cmd_id),
                                   status, result)) {
-            return;
+            break;
         }
         aq->ci++;
         done++;
     }
+    /* Completions written before a FATAL stop still get their interrupt. */
     if (done && (aq->cfg & VRNIC_RING_CFG_IRQ_EN)) {
         vrnic_core_irq(core, VRNIC_VEC_ADMIN);
     }

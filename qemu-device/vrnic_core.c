@@ -27,6 +27,14 @@ const char *vrnic_core_check_config(const VrnicConfig *cfg)
     if (cfg->cmd_timeout_ms == 0 || cfg->cmd_timeout_ms > 0xffff) {
         return "cmd-timeout-ms must be 1..65535";
     }
+    if (!cfg->speed_mbps) {
+        return "speed-mbps must not be 0";
+    }
+    if (!cfg->max_qp || !cfg->max_qp_wr || !cfg->max_sge || !cfg->max_cq ||
+        !cfg->max_cqe || !cfg->max_mr || !cfg->max_pd || !cfg->max_srq ||
+        !cfg->max_srq_wr || !cfg->max_qp_rd_atom) {
+        return "max-* limits must not be 0";
+    }
     if (cfg->mac[0] & 1) {
         return "mac must be a unicast address";
     }
@@ -64,6 +72,7 @@ void vrnic_core_reset(VrnicCore *core)
 {
     trace_vrnic_reset();
     core->fatal = false;
+    core->link_reported = core->link_up;  /* the driver reads DEV_STS */
     vrnic_ring_reset(&core->aq);
     core->aq_cq_base_reg = 0;
     core->aq_cq_base = 0;
@@ -75,7 +84,7 @@ void vrnic_core_reset(VrnicCore *core)
     core->eth_rx_armed = false;
     core->eth_ctrl = 0;
     memcpy(core->mac, core->cfg.mac, sizeof(core->mac));
-    core->mtu = 1500;
+    core->mtu = MIN(1500, core->cfg.max_mtu);
     memset(core->gids, 0, sizeof(core->gids));
 }
 
@@ -175,8 +184,8 @@ static void vrnic_ring_write_cfg(VrnicCore *core, VrnicRing *r, uint32_t val)
     }
     if (!vrnic_base_ok(r->base_reg) ||
         (r == &core->aq && !vrnic_base_ok(core->aq_cq_base_reg))) {
-        VRNIC_GUEST_ERR(core, vrnic_err_ring, "%s: unaligned or zero base 0x%x",
-                        r->name, val);
+        VRNIC_GUEST_ERR(core, vrnic_err_ring, "%s: enable 0x%x with an "
+                        "unaligned or zero base", r->name, val);
         return;
     }
     r->cfg = val;
@@ -375,7 +384,7 @@ void vrnic_core_reg_write(VrnicCore *core, uint64_t addr, uint32_t val)
         return;
     case VRNIC_REG_AEQ_CFG:
         vrnic_ring_write_cfg(core, &core->aeq, val);
-        core->aeq_armed = false;
+        core->aeq_armed &= core->aeq.live;
         return;
     case VRNIC_REG_AEQ_CI:
         vrnic_aeq_write_ci(core, val);
@@ -387,7 +396,7 @@ void vrnic_core_reg_write(VrnicCore *core, uint64_t addr, uint32_t val)
         return;
     case VRNIC_REG_ETH_TX_CFG:
         vrnic_ring_write_cfg(core, &core->eth_tx, val);
-        core->eth_tx_armed = false;
+        core->eth_tx_armed &= core->eth_tx.live;
         return;
     case VRNIC_REG_ETH_TX_PI:
         if (vrnic_ring_write_pi(core, &core->eth_tx, val)) {
@@ -401,7 +410,7 @@ void vrnic_core_reg_write(VrnicCore *core, uint64_t addr, uint32_t val)
         return;
     case VRNIC_REG_ETH_RX_CFG:
         vrnic_ring_write_cfg(core, &core->eth_rx, val);
-        core->eth_rx_armed = false;
+        core->eth_rx_armed &= core->eth_rx.live;
         return;
     case VRNIC_REG_ETH_RX_PI:
         if (vrnic_ring_write_pi(core, &core->eth_rx, val)) {
@@ -448,11 +457,23 @@ void vrnic_core_run(VrnicCore *core, VrnicWork work)
     case VRNIC_WORK_ETH_TX:
         vrnic_eth_tx_process(core);
         break;
+    case VRNIC_WORK_LINK:
+        if (core->link_reported != core->link_up) {
+            core->link_reported = core->link_up;
+            vrnic_aeq_post(core, core->link_up ? VRNIC_AEQ_EV_PORT_ACTIVE :
+                                                 VRNIC_AEQ_EV_PORT_DOWN, 1);
+        }
+        break;
     case VRNIC_WORK__MAX:
         break;
     }
 }
 
+/*
+ * Called from the netdev layer. DEV_STS follows at once; the AEQ event is
+ * written from a bottom half, like every other device DMA, so it runs under
+ * the device's re-entrancy guard. A flap shorter than that is not reported.
+ */
 void vrnic_core_set_link(VrnicCore *core, bool up)
 {
     if (core->link_up == up) {
@@ -460,6 +481,5 @@ void vrnic_core_set_link(VrnicCore *core, bool up)
     }
     core->link_up = up;
     trace_vrnic_link(up);
-    vrnic_aeq_post(core, up ? VRNIC_AEQ_EV_PORT_ACTIVE : VRNIC_AEQ_EV_PORT_DOWN,
-                   1);
+    core->ops->kick(core->opaque, VRNIC_WORK_LINK);
 }

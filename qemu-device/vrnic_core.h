@@ -17,6 +17,7 @@
 typedef enum VrnicWork {
     VRNIC_WORK_ADMIN,       /* process the admin SQ */
     VRNIC_WORK_ETH_TX,      /* process the Ethernet TX ring */
+    VRNIC_WORK_LINK,        /* report a link change on the AEQ */
     VRNIC_WORK__MAX,
 } VrnicWork;
 
@@ -104,6 +105,7 @@ typedef struct VrnicCore {
     VrnicConfig cfg;
 
     bool link_up;           /* netdev link; survives device reset */
+    bool link_reported;     /* link state last reported on the AEQ */
     bool fatal;             /* a DMA error stopped the device */
 
     /* Admin queue: one SQ and one CQ of the same depth. */

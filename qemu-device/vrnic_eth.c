@@ -120,6 +120,12 @@ void vrnic_eth_write_arm(VrnicCore *core, VrnicRing *ring, bool *armed,
                         "is not live, or reserved bits", ring->name, val);
         return;
     }
+    /* The driver cannot have seen more completions than the device made. */
+    if ((uint16_t)(ring->ci - ci) > vrnic_ring_depth(ring)) {
+        VRNIC_GUEST_ERR(core, vrnic_err_ring, "%s: arm 0x%x is ahead of the "
+                        "device", ring->name, val);
+        return;
+    }
     if (ring->ci != ci) {
         *armed = false;
         vrnic_core_irq(core, VRNIC_VEC_ETH);

@@ -7,7 +7,7 @@
 #include "qemu/osdep.h"
 #include "vrnic_core_int.h"
 
-#define VRNIC_FW_VERSION    0x0001000000000000ull   /* 1.0.0 */
+#define VRNIC_FW_VERSION    0x0000000100000000ull   /* 1.0.0 (uapi split) */
 #define VRNIC_PORT_NUM      1
 /* Largest MR the translation engine will address (2^40 bytes). */
 #define VRNIC_MAX_MR_SIZE   (1ull << 40)
@@ -48,6 +48,7 @@ uint8_t vrnic_port_query_device(VrnicCore *core, const struct vrnic_aq_query *c)
     struct vrnic_device_attr a = {
         .fw_version = cpu_to_le64(VRNIC_FW_VERSION),
         .max_mr_size = cpu_to_le64(VRNIC_MAX_MR_SIZE),
+        .page_size_cap = cpu_to_le64(VRNIC_PAGE_SIZE_CAP),
         .vendor_id = cpu_to_le32(VRNIC_PCI_VENDOR_ID),
         .vendor_part_id = cpu_to_le32(VRNIC_PCI_DEVICE_ID),
         .hw_version = cpu_to_le32(VRNIC_PCI_REVISION),

@@ -86,11 +86,11 @@ fetch_rdma_core() {
 	touch "$d/.vrnic-ready"
 }
 
-# ---- linux-source: kselftest headers, checkpatch ------------------------------
+# ---- linux-source: kselftest headers and ktap helpers, checkpatch ------------------------------
 fetch_linux_source() {
 	local d tarball
 	d="$VRNIC_CACHE/linux-source-$KERNEL_SERIES"
-	[ -e "$d/.vrnic-ready" ] && return 0
+	[ -e "$d/.vrnic-ready-2" ] && return 0
 	tarball=/usr/src/linux-source-$KERNEL_SERIES.tar.xz
 	[ -s "$tarball" ] || die "$tarball missing (package linux-source-$KERNEL_SERIES)" "make setup"
 	step "linux-source-$KERNEL_SERIES: extracting kselftest headers and checkpatch"
@@ -99,9 +99,10 @@ fetch_linux_source() {
 	tar -xf "$tarball" -C "$d" --strip-components=1 --wildcards \
 		'*/tools/testing/selftests/kselftest.h' \
 		'*/tools/testing/selftests/kselftest_harness.h' \
+		'*/tools/testing/selftests/kselftest/ktap_helpers.sh' \
 		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
 		'*/scripts/const_structs.checkpatch'
-	touch "$d/.vrnic-ready"
+	touch "$d/.vrnic-ready-2"
 }
 
 fetch_qemu

@@ -32,9 +32,10 @@
 /* ---------------------------------------------------------------------------
  * PCI identity
  *
- * 0x1234 is not a PCI-SIG assigned vendor: it is the ID QEMU's own teaching
- * and test devices use (docs/specs/pci-ids.rst lists only 1234:1111 for it;
- * edu is 1234:11e8). 1234:7672 ("vr") collides with nothing QEMU documents.
+ * 0x1234 is not a PCI-SIG assigned vendor: it is the ID QEMU's own emulated
+ * devices use (standard VGA 1234:1111, edu 1234:11e8, IPMI 1234:1112; QEMU's
+ * docs/specs/pci-ids.rst lists none of them). 1234:7672 ("vr") collides with
+ * nothing QEMU defines or documents.
  */
 #define VRNIC_PCI_VENDOR_ID	0x1234
 #define VRNIC_PCI_DEVICE_ID	0x7672
@@ -165,7 +166,8 @@
  * VRNIC_REG_AQ_CFG, VRNIC_REG_AEQ_CFG, VRNIC_REG_ETH_{TX,RX}_CFG
  * 31   : enable - the ring is live; base and depth are latched when set.
  *        Clearing it returns the ring to idle with its indices at 0.
- * 30   : irq_en - (AQ only) raise VRNIC_VEC_ADMIN for every admin completion
+ * 30   : irq_en - (AQ only) raise VRNIC_VEC_ADMIN after writing admin
+ *        completions; one interrupt may cover several completions
  * 29:5 : reserved
  * 4:0  : log_depth - ring has 2^log_depth entries (1 <= log_depth <= max)
  */
@@ -189,7 +191,8 @@
  * VRNIC_REG_ETH_TX_ARM, VRNIC_REG_ETH_RX_ARM: arm VRNIC_VEC_ETH once. It
  * fires when the device completes a descriptor, or immediately if it has
  * already completed descriptors past ci (so no completion can be missed
- * between the driver's last poll and the arm).
+ * between the driver's last poll and the arm). A ci ahead of the device's
+ * own progress is a guest error and is ignored.
  * 31:16 : reserved
  * 15:0  : ci - index of the first descriptor the driver has not yet seen done
  */
@@ -262,7 +265,8 @@ struct vrnic_aq_query {
 };
 static_assert(sizeof(struct vrnic_aq_query) == VRNIC_AQ_CMD_SIZE, "vrnic_aq_query");
 
-/* SET_MAC: source MAC for the RDMA engine and the Ethernet RX filter. */
+/* SET_MAC: the port's MAC, used by the Ethernet RX filter (and as the RoCE
+ * source MAC once the transport exists). */
 struct vrnic_aq_set_mac {
 	struct vrnic_aq_hdr hdr;
 	__u8 mac[6];
@@ -311,10 +315,26 @@ struct vrnic_aq_cqe {
 static_assert(sizeof(struct vrnic_aq_cqe) == VRNIC_AQ_CQE_SIZE, "vrnic_aq_cqe");
 #define VRNIC_OWNER_PHASE		VRNIC_BIT(0)
 
-/* Answer to QUERY_DEVICE. Limits are what the device enforces. */
+/*
+ * MR page sizes: every power of two from 4 KiB to 1 GiB (page_size_cap).
+ */
+#define VRNIC_PAGE_SIZE_CAP		((__u64)VRNIC_GENMASK(30, 12))
+
+/*
+ * Answer to QUERY_DEVICE. The max_* limits are the device's object limits
+ * (from -device properties); interface 1.0 has no objects that consume them
+ * yet.
+ *
+ * fw_version (printed "major.minor.sub_minor" by vrnic.ko and libvrnic, the
+ * split rxe and erdma use; 1.0.0 is 0x0000000100000000)
+ * 63:48 : reserved
+ * 47:32 : major
+ * 31:16 : minor
+ * 15:0  : sub_minor
+ */
 struct vrnic_device_attr {
 	__le64 fw_version;
-	__u8 node_guid[8];		/* EUI-64 from the permanent MAC, network order */
+	__u8 node_guid[8];		/* modified EUI-64 of the permanent MAC */
 	__u8 sys_image_guid[8];		/* network order */
 	__le64 max_mr_size;
 	__le64 page_size_cap;		/* bitmap of supported MR page sizes */
@@ -382,11 +402,13 @@ static_assert(sizeof(struct vrnic_aeqe) == VRNIC_AEQE_SIZE, "vrnic_aeqe");
 /* ---------------------------------------------------------------------------
  * Ethernet rings. One 16-byte descriptor per frame in both directions.
  * TX: the driver fills addr/len, then advances ETH_TX_PI; the device sends
- *     the frame (len 14 .. max_mtu + 18) and sets status.done.
+ *     the frame if 14 <= len <= mtu + 18 (mtu: the port's current MTU, see
+ *     SET_MTU) and sets status.done, with status.error if it was not sent.
  * RX: the driver fills addr/len (buffer size), then advances ETH_RX_PI; the
  *     device writes a received frame into the buffer, sets len to the frame
- *     length, then writes status with done set. A frame larger than the
- *     buffer is dropped (counted), never truncated.
+ *     length, then writes status with done set. A frame longer than mtu + 18
+ *     or than the buffer is dropped, never truncated, and consumes no
+ *     descriptor. (Drop counters are internal in interface 1.0.)
  * Descriptors complete in ring order; status is written last.
  */
 #define VRNIC_ETH_DESC_SIZE		16

@@ -105,6 +105,7 @@ FakeBus *fake_new(const VrnicConfig *cfg)
     }
     vrnic_core_init(&f->core, cfg ? cfg : &def, &fake_ops, f);
     vrnic_core_set_link(&f->core, true);
+    fake_settle(f);     /* the netdev's initial link state, before any AEQ */
     return f;
 }
 

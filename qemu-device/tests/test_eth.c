@@ -190,6 +190,28 @@ TEST_F(eth, rx_unmapped_buffer_is_fatal)
     ASSERT_FALSE(vrnic_core_eth_can_receive(&f->core));
 }
 
+TEST_F(eth, arm_ahead_of_device_is_ignored)
+{
+    FakeBus *f = self->f;
+
+    fake_wr(f, VRNIC_REG_ETH_TX_ARM, 3);    /* nothing completed yet */
+    ASSERT_EQ(1, f->core.stats.guest_errors);
+    ASSERT_EQ(0, f->irqs[VRNIC_VEC_ETH]);
+    ASSERT_FALSE(f->core.eth_tx_armed);
+}
+
+TEST_F(eth, refused_cfg_write_keeps_arm)
+{
+    FakeBus *f = self->f;
+
+    fake_wr(f, VRNIC_REG_ETH_RX_ARM, 0);
+    ASSERT_TRUE(f->core.eth_rx_armed);
+    fake_wr(f, VRNIC_REG_ETH_RX_CFG, VRNIC_RING_CFG_ENABLE | 5);  /* refused */
+    ASSERT_TRUE(f->core.eth_rx_armed);
+    fake_wr(f, VRNIC_REG_ETH_RX_CFG, 0);
+    ASSERT_FALSE(f->core.eth_rx_armed);
+}
+
 TEST_F(eth, rx_producer_overrun_rejected)
 {
     FakeBus *f = self->f;

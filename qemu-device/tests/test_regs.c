@@ -86,6 +86,23 @@ TEST(config_validation)
     c = fake_default_config();
     c.max_mtu = 9001;
     ASSERT_NE(NULL, vrnic_core_check_config(&c));
+    c = fake_default_config();
+    c.max_qp = 0;
+    ASSERT_NE(NULL, vrnic_core_check_config(&c));
+    c = fake_default_config();
+    c.speed_mbps = 0;
+    ASSERT_NE(NULL, vrnic_core_check_config(&c));
+}
+
+TEST(reset_mtu_never_above_max_mtu)
+{
+    VrnicConfig c = fake_default_config();
+    FakeBus *g;
+
+    c.max_mtu = 1280;
+    g = fake_new(&c);
+    ASSERT_EQ(1280, g->core.mtu);
+    fake_free(g);
 }
 
 TEST_F(regs, read_only_and_unknown_writes_are_guest_errors)

@@ -15,4 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+
 #endif
