@@ -22,6 +22,8 @@ mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /var/tmp
 mount -t debugfs debugfs /sys/kernel/debug
 mkdir -p /dev/pts /dev/shm
+# devtmpfs has no /dev/fd: bash process substitution needs it.
+ln -sf /proc/self/fd /dev/fd
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 # The guest kernel's modules, from the cache, where modprobe looks.

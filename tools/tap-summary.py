@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Summarise vrnic test output: TAP sections framed by selftests/run_suite.sh
+('# selftest: NAME' ... '# selftest-exit: NAME RC') or whole files of TAP.
+
+Counts every top-level TAP result: 'ok' = passed, 'ok ... # SKIP' = skipped
+(never passed), 'not ok' = failed. A section with fewer results than its
+plan, a bail-out, no results at all, or a non-zero exit with no failing
+result counts as one more failure, so a crash is never silent.
+Prints a line per section and ends with 'N passed, N failed, N skipped'.
+usage: tap-summary.py FILE...   (exit status 1 if anything failed)
+"""
+import re
+import sys
+
+RESULT = re.compile(r"^(not ok|ok)\b(?:\s+\d+)?\s*(.*)$")
+PLAN = re.compile(r"^1\.\.(\d+)(.*)$")
+
+
+class Section:
+    def __init__(self, name):
+        self.name = name
+        self.passed = self.failed = self.skipped = 0
+        self.plan = None
+        self.results = 0
+        self.notes = []
+        self.exit = None
+
+    def feed(self, line):
+        m = PLAN.match(line)
+        if m:
+            self.plan = (self.plan or 0) + int(m.group(1))
+            if int(m.group(1)) == 0 and "SKIP" in m.group(2).upper():
+                self.skipped += 1
+                self.notes.append("skipped: " + m.group(2).strip(" #"))
+            return
+        if line.startswith("Bail out!"):
+            self.failed += 1
+            self.notes.append(line)
+            return
+        m = RESULT.match(line)
+        if not m:
+            return
+        self.results += 1
+        desc = m.group(2)
+        if m.group(1) == "not ok":
+            self.failed += 1
+            self.notes.append("FAILED: " + desc)
+        elif re.search(r"#\s*SKIP", desc, re.I):
+            self.skipped += 1
+            self.notes.append("skipped: " + desc)
+        else:
+            self.passed += 1
+
+    def close(self):
+        if self.plan is not None and self.results < self.plan and self.plan > 0:
+            missing = self.plan - self.results
+            self.failed += missing
+            self.notes.append(f"FAILED: {missing} planned result(s) missing")
+        if self.results == 0 and self.plan is None:
+            self.failed += 1
+            self.notes.append("FAILED: no TAP output")
+        if self.exit not in (None, 0) and self.failed == 0:
+            self.failed += 1
+            self.notes.append(f"FAILED: exited with status {self.exit}")
+
+
+def parse(path):
+    sections, cur = [], None
+    with open(path, errors="replace") as f:
+        for raw in f:
+            line = raw.rstrip("\n")
+            if line.startswith("# selftest: "):
+                if cur:
+                    cur.close()
+                    sections.append(cur)
+                cur = Section(line[len("# selftest: "):].strip())
+                continue
+            if line.startswith("# selftest-exit: ") and cur:
+                cur.exit = int(line.split()[-1])
+                cur.close()
+                sections.append(cur)
+                cur = None
+                continue
+            if cur is None:
+                cur = Section(path.rsplit("/", 1)[-1].rsplit(".", 1)[0])
+            cur.feed(line)
+    if cur:
+        cur.close()
+        sections.append(cur)
+    return sections
+
+
+def main(paths):
+    total = [0, 0, 0]
+    for p in paths:
+        for s in parse(p):
+            total[0] += s.passed
+            total[1] += s.failed
+            total[2] += s.skipped
+            state = "FAIL" if s.failed else "ok  "
+            print(f"  {state} {s.name}: {s.passed} passed, {s.failed} failed, "
+                  f"{s.skipped} skipped")
+            for n in s.notes:
+                if n.startswith("FAILED") or "-v" in sys.argv:
+                    print(f"         {n}")
+    print(f"{total[0]} passed, {total[1]} failed, {total[2]} skipped")
+    return 1 if total[1] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main([a for a in sys.argv[1:] if a != "-v"]))
