@@ -17,9 +17,9 @@ export VRNIC_OUT=/vrnic-out
 
 say() { echo "vrnic-guest[$VRNIC_NODE]: $*" >/dev/console; }
 
-mount -t tmpfs tmpfs /tmp
+# /tmp stays the overlay's (already private to the guest): the clone or the
+# cache may live under the host's /tmp, and a tmpfs there would hide them.
 mount -t tmpfs tmpfs /run
-mount -t tmpfs tmpfs /var/tmp
 mount -t debugfs debugfs /sys/kernel/debug
 mkdir -p /dev/pts /dev/shm
 # devtmpfs has no /dev/fd: bash process substitution needs it.
