@@ -70,8 +70,13 @@ demo: setup all
 
 checkpatch:
 	$(VRNIC_CACHE)/linux-source-6.12/scripts/checkpatch.pl --strict --no-tree \
-		-f drivers/infiniband/hw/vrnic/*.[ch] uapi/vrnic_hw_defs.h uapi/rdma/vrnic-abi.h
+		-f $(filter-out %.mod.c,$(wildcard drivers/infiniband/hw/vrnic/*.[ch])) \
+		uapi/vrnic_hw_defs.h uapi/rdma/vrnic-abi.h
 
+# Not "make -C $(KDIR) M=... clean": for an external module that deletes
+# every object file under the whole clone, not only the driver's.
 clean:
 	rm -rf $(B)
-	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	cd drivers/infiniband/hw/vrnic && rm -f *.o *.ko *.mod *.mod.c .*.cmd \
+		modules.order
+	rm -f Module.symvers modules.order .*.cmd
