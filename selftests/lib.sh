@@ -5,25 +5,8 @@
 VRNIC_CACHE=${VRNIC_CACHE:-/root/.cache/vrnic}
 . "$VRNIC_CACHE/linux-source-6.12/tools/testing/selftests/kselftest/ktap_helpers.sh"
 
-# The ib_device whose parent PCI device is bound to vrnic (empty if none).
-vrnic_ibdev() {
-	local d
-	for d in /sys/class/infiniband/*; do
-		[ -e "$d" ] || continue
-		[ "$(basename "$(readlink -f "$d/device/driver")")" = vrnic ] &&
-			basename "$d" && return 0
-	done
-	return 1
-}
-
-vrnic_netdev() {
-	local d
-	for d in /sys/class/net/*; do
-		[ "$(basename "$(readlink -f "$d/device/driver" 2>/dev/null)")" = vrnic ] &&
-			basename "$d" && return 0
-	done
-	return 1
-}
+# vrnic_ibdev, vrnic_netdev
+. "$VRNIC_TOP/tools/guest/sysfs.sh"
 
 # wait_for SECONDS COMMAND...: poll COMMAND every 0.2 s until it succeeds.
 wait_for() {

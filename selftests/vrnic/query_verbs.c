@@ -5,11 +5,9 @@
  * Expected limits come from VRNIC_EXPECT_<ATTR> like device_attrs.sh.
  */
 #include <arpa/inet.h>
-#include <infiniband/verbs.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "kselftest_harness.h"
+#include "common.h"
 
 static unsigned long expect(const char *name, unsigned long def)
 {
@@ -18,29 +16,13 @@ static unsigned long expect(const char *name, unsigned long def)
 	return v ? strtoul(v, NULL, 0) : def;
 }
 
-/* The first device whose name starts with "vrnic". */
-static struct ibv_context *open_vrnic(void)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++) {
-		if (!strncmp(ibv_get_device_name(list[i]), "vrnic", 5)) {
-			ctx = ibv_open_device(list[i]);
-			break;
-		}
-	}
-	ibv_free_device_list(list);
-	return ctx;
-}
-
 FIXTURE(dev) {
 	struct ibv_context *ctx;
 };
 
 FIXTURE_SETUP(dev)
 {
-	self->ctx = open_vrnic();
+	self->ctx = vrnic_open();
 	ASSERT_NE(NULL, self->ctx) TH_LOG("no vrnic device (provider loaded?)");
 }
 

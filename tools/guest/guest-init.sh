@@ -41,21 +41,13 @@ VRNIC_IP=169.254.0.$((VRNIC_NODE + 1))
 VRNIC_PEER_IP=169.254.0.$(((VRNIC_NODE + 1) % ${VRNIC_NODES:-1} + 1))
 export VRNIC_IP VRNIC_PEER_IP
 
-# Find the vrnic Ethernet port (the only NIC unless a test adds one).
-vrnic_iface() {
-	local d
-	for d in /sys/class/net/*; do
-		[ "$(basename "$(readlink -f "$d/device/driver" 2>/dev/null)")" = vrnic ] &&
-			basename "$d" && return 0
-	done
-	return 1
-}
+. "$VRNIC_TOP/tools/guest/sysfs.sh"
 
 if [ "${VRNIC_MODULE:-1}" = 1 ]; then
 	modprobe ib_uverbs && modprobe rdma_ucm ||
 		say "modprobe ib_uverbs/rdma_ucm failed"
 	if insmod "$VRNIC_TOP/drivers/infiniband/hw/vrnic/vrnic.ko"; then
-		if VRNIC_IFACE=$(vrnic_iface); then
+		if VRNIC_IFACE=$(vrnic_netdev); then
 			export VRNIC_IFACE
 			ip link set "$VRNIC_IFACE" up
 			ip addr add "$VRNIC_IP/16" dev "$VRNIC_IFACE"
