@@ -36,7 +36,7 @@ module:
 
 provider:
 	@echo "==> libvrnic provider"
-	$(MAKE) -C drivers/providers/vrnic
+	$(MAKE) -C drivers/providers/vrnic all tests
 
 selftests:
 	@echo "==> selftests"
@@ -44,7 +44,8 @@ selftests:
 
 # ---- host unit tests of the device core ----------------------------------
 CORE_SRCS := $(addprefix qemu-device/,vrnic_core.c vrnic_admin.c vrnic_event.c \
-	vrnic_port.c vrnic_eth.c)
+	vrnic_port.c vrnic_eth.c vrnic_obj.c vrnic_mem.c vrnic_mr.c vrnic_cq.c \
+	vrnic_qp.c)
 UNIT_TESTS := $(patsubst qemu-device/tests/%.c,$(B)/unit/%, \
 	$(wildcard qemu-device/tests/test_*.c))
 UNIT_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare -Wno-clobbered \
@@ -70,6 +71,7 @@ demo: setup all
 
 checkpatch:
 	$(VRNIC_CACHE)/linux-source-6.12/scripts/checkpatch.pl --strict --no-tree \
+		--ignore MACRO_ARG_REUSE \
 		-f $(filter-out %.mod.c,$(wildcard drivers/infiniband/hw/vrnic/*.[ch])) \
 		uapi/vrnic_hw_defs.h uapi/rdma/vrnic-abi.h
 

@@ -24,8 +24,6 @@
 #define TYPE_VRNIC "vrnic"
 OBJECT_DECLARE_SIMPLE_TYPE(VrnicState, VRNIC)
 
-#define VRNIC_DB_PAGE_SIZE 4096
-
 struct VrnicState {
     PCIDevice parent_obj;
 
@@ -111,6 +109,13 @@ static void vrnic_link_bh(void *opaque)
     VrnicState *s = opaque;
 
     vrnic_core_run(&s->core, VRNIC_WORK_LINK);
+}
+
+static void vrnic_queues_bh(void *opaque)
+{
+    VrnicState *s = opaque;
+
+    vrnic_core_run(&s->core, VRNIC_WORK_QUEUES);
 }
 
 /* ---- BARs --------------------------------------------------------------- */
@@ -240,6 +245,8 @@ static void vrnic_realize(PCIDevice *pdev, Error **errp)
                                                    &dev->mem_reentrancy_guard);
     s->bh[VRNIC_WORK_LINK] = qemu_bh_new_guarded(vrnic_link_bh, s,
                                                  &dev->mem_reentrancy_guard);
+    s->bh[VRNIC_WORK_QUEUES] = qemu_bh_new_guarded(vrnic_queues_bh, s,
+                                                   &dev->mem_reentrancy_guard);
     s->nic = qemu_new_nic(&vrnic_net_info, &s->conf,
                           object_get_typename(OBJECT(s)), dev->id,
                           &dev->mem_reentrancy_guard, s);
@@ -258,6 +265,7 @@ static void vrnic_exit(PCIDevice *pdev)
     for (int i = 0; i < VRNIC_WORK__MAX; i++) {
         qemu_bh_delete(s->bh[i]);
     }
+    vrnic_core_uninit(&s->core);
     qemu_del_nic(s->nic);
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
@@ -291,7 +299,7 @@ static const Property vrnic_props[] = {
     DEFINE_PROP_UINT32("max-qp-wr", VrnicState, cfg.max_qp_wr, 4096),
     DEFINE_PROP_UINT32("max-sge", VrnicState, cfg.max_sge, 16),
     DEFINE_PROP_UINT32("max-cq", VrnicState, cfg.max_cq, 1024),
-    DEFINE_PROP_UINT32("max-cqe", VrnicState, cfg.max_cqe, 65536),
+    DEFINE_PROP_UINT32("max-cqe", VrnicState, cfg.max_cqe, 32768),
     DEFINE_PROP_UINT32("max-mr", VrnicState, cfg.max_mr, 4096),
     DEFINE_PROP_UINT32("max-pd", VrnicState, cfg.max_pd, 1024),
     DEFINE_PROP_UINT32("max-srq", VrnicState, cfg.max_srq, 256),

@@ -2,9 +2,10 @@
  * vrnic admin queue: fetch commands from the SQ, dispatch them, write one
  * completion per command with the owner phase, interrupt on vector 0.
  *
- * Every command is copied out of guest memory into a local buffer before it
- * is looked at, and only the copy is used (a hostile guest may rewrite the
- * slot at any time).
+ * Every command (VRNIC_AQ_CMD_SIZE = 128 bytes since interface 1.1) is
+ * copied out of guest memory into a local buffer before it is looked at, and
+ * only the copy is used (a hostile guest may rewrite the slot at any time).
+ * A failed command changes nothing and returns 0 in result.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -15,19 +16,6 @@
  * cannot monopolise the main loop; the rest go in the next run. */
 #define VRNIC_AQ_BUDGET 64
 
-static bool vrnic_all_zero(const void *p, size_t len)
-{
-    const uint8_t *b = p;
-
-    for (size_t i = 0; i < len; i++) {
-        if (b[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
-#define VRNIC_RSVD_ZERO(field) vrnic_all_zero(&(field), sizeof(field))
 
 static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
                                     uint64_t *result)
@@ -42,19 +30,26 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
     switch (opcode) {
     case VRNIC_AQ_OP_QUERY_DEVICE:
     case VRNIC_AQ_OP_QUERY_PORT:
-    case VRNIC_AQ_OP_QUERY_GID: {
+    case VRNIC_AQ_OP_QUERY_GID:
+    case VRNIC_AQ_OP_QUERY_QP:
+    case VRNIC_AQ_OP_QUERY_SRQ: {
         const struct vrnic_aq_query *c = (const void *)raw;
 
         if (!VRNIC_RSVD_ZERO(c->rsvd0)) {
             return VRNIC_AQ_STS_BAD_FIELD;
         }
-        if (opcode == VRNIC_AQ_OP_QUERY_DEVICE) {
+        switch (opcode) {
+        case VRNIC_AQ_OP_QUERY_DEVICE:
             return vrnic_port_query_device(core, c);
-        }
-        if (opcode == VRNIC_AQ_OP_QUERY_PORT) {
+        case VRNIC_AQ_OP_QUERY_PORT:
             return vrnic_port_query_port(core, c);
+        case VRNIC_AQ_OP_QUERY_GID:
+            return vrnic_port_query_gid(core, c);
+        case VRNIC_AQ_OP_QUERY_QP:
+            return vrnic_qp_query(core, c);
+        default:
+            return vrnic_srq_query(core, c);
         }
-        return vrnic_port_query_gid(core, c);
     }
     case VRNIC_AQ_OP_SET_MAC: {
         const struct vrnic_aq_set_mac *c = (const void *)raw;
@@ -82,6 +77,41 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
         return opcode == VRNIC_AQ_OP_ADD_GID ? vrnic_port_add_gid(core, c) :
                                                vrnic_port_del_gid(core, c);
     }
+    /* Objects: each handler checks its own reserved bytes. */
+    case VRNIC_AQ_OP_CREATE_EQ:
+        return vrnic_eq_create(core, (const void *)raw, result);
+    case VRNIC_AQ_OP_DESTROY_EQ:
+        return vrnic_eq_destroy(core, (const void *)raw);
+    case VRNIC_AQ_OP_ALLOC_PD:
+        return vrnic_pd_alloc(core, (const void *)raw, result);
+    case VRNIC_AQ_OP_DEALLOC_PD:
+        return vrnic_pd_dealloc(core, (const void *)raw);
+    case VRNIC_AQ_OP_REG_MR:
+        return vrnic_mr_reg(core, (const void *)raw, result);
+    case VRNIC_AQ_OP_REREG_MR:
+        return vrnic_mr_rereg(core, (const void *)raw, result);
+    case VRNIC_AQ_OP_DEREG_MR:
+        return vrnic_mr_dereg(core, (const void *)raw);
+    case VRNIC_AQ_OP_QUERY_MR:
+        return vrnic_mr_query(core, (const void *)raw);
+    case VRNIC_AQ_OP_CREATE_CQ:
+        return vrnic_cq_create(core, (const void *)raw, result);
+    case VRNIC_AQ_OP_RESIZE_CQ:
+        return vrnic_cq_resize(core, (const void *)raw);
+    case VRNIC_AQ_OP_DESTROY_CQ:
+        return vrnic_cq_destroy(core, (const void *)raw);
+    case VRNIC_AQ_OP_CREATE_QP:
+        return vrnic_qp_create(core, (const void *)raw, result);
+    case VRNIC_AQ_OP_MODIFY_QP:
+        return vrnic_qp_modify(core, (const void *)raw);
+    case VRNIC_AQ_OP_DESTROY_QP:
+        return vrnic_qp_destroy(core, (const void *)raw);
+    case VRNIC_AQ_OP_CREATE_SRQ:
+        return vrnic_srq_create(core, (const void *)raw, result);
+    case VRNIC_AQ_OP_MODIFY_SRQ:
+        return vrnic_srq_modify(core, (const void *)raw);
+    case VRNIC_AQ_OP_DESTROY_SRQ:
+        return vrnic_srq_destroy(core, (const void *)raw);
     default:
         return VRNIC_AQ_STS_BAD_OPCODE;
     }
@@ -135,6 +165,7 @@ void vrnic_admin_process(VrnicCore *core)
                            le16_to_cpu(hdr->cmd_id));
         status = vrnic_admin_dispatch(core, raw, &result);
         if (status != VRNIC_AQ_STS_OK) {
+            result = 0;
             VRNIC_GUEST_ERR(core, vrnic_err_aq_cmd, "opcode 0x%x id 0x%x: "
                             "status %u", le16_to_cpu(hdr->opcode),
                             le16_to_cpu(hdr->cmd_id), status);

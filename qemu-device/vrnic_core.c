@@ -35,6 +35,29 @@ const char *vrnic_core_check_config(const VrnicConfig *cfg)
         !cfg->max_srq_wr || !cfg->max_qp_rd_atom) {
         return "max-* limits must not be 0";
     }
+    /* Object numbers fit the 16-bit doorbell field (qpn up to max_qp + 1). */
+    if (cfg->max_qp > VRNIC_MAX_OBJECTS || cfg->max_cq > VRNIC_MAX_OBJECTS ||
+        cfg->max_mr > VRNIC_MAX_OBJECTS || cfg->max_pd > VRNIC_MAX_OBJECTS ||
+        cfg->max_srq > VRNIC_MAX_OBJECTS) {
+        return "max-qp/cq/mr/pd/srq must be at most 65534";
+    }
+    /*
+     * Rings have 2^log_depth entries, so a queue-depth limit that is not a
+     * power of two could not be enforced exactly: refuse it.
+     */
+    if (cfg->max_qp_wr < 2 || cfg->max_qp_wr > VRNIC_MAX_QUEUE_DEPTH ||
+        cfg->max_srq_wr < 2 || cfg->max_srq_wr > VRNIC_MAX_QUEUE_DEPTH ||
+        cfg->max_cqe < 2 || cfg->max_cqe > VRNIC_MAX_QUEUE_DEPTH ||
+        (cfg->max_qp_wr & (cfg->max_qp_wr - 1)) ||
+        (cfg->max_srq_wr & (cfg->max_srq_wr - 1)) ||
+        (cfg->max_cqe & (cfg->max_cqe - 1))) {
+        return "max-qp-wr, max-srq-wr and max-cqe must be powers of two, "
+               "2..32768";
+    }
+    if (cfg->max_sge > 31 || cfg->max_inline_data > 448 ||
+        cfg->max_qp_rd_atom > 255) {
+        return "max-sge <= 31, max-inline-data <= 448, max-qp-rd-atom <= 255";
+    }
     if (cfg->mac[0] & 1) {
         return "mac must be a unicast address";
     }
@@ -52,7 +75,13 @@ void vrnic_core_init(VrnicCore *core, const VrnicConfig *cfg,
     core->aeq.name = "aeq";
     core->eth_tx.name = "eth-tx";
     core->eth_rx.name = "eth-rx";
+    vrnic_obj_init(core);
     vrnic_core_reset(core);
+}
+
+void vrnic_core_uninit(VrnicCore *core)
+{
+    vrnic_obj_uninit(core);
 }
 
 static void vrnic_ring_reset(VrnicRing *r)
@@ -86,6 +115,8 @@ void vrnic_core_reset(VrnicCore *core)
     memcpy(core->mac, core->cfg.mac, sizeof(core->mac));
     core->mtu = MIN(1500, core->cfg.max_mtu);
     memset(core->gids, 0, sizeof(core->gids));
+    /* Every PD, MR, EQ, CQ, QP and SRQ ceases to exist. */
+    vrnic_obj_reset(core);
 }
 
 void vrnic_core_irq(VrnicCore *core, unsigned vector)
@@ -101,7 +132,11 @@ void vrnic_core_irq(VrnicCore *core, unsigned vector)
 /*
  * A DMA the device must do failed (the guest unmapped or never mapped the
  * memory a ring points at). Real hardware cannot continue either: stop every
- * engine and report DEV_STS.FATAL until the driver resets the device.
+ * engine and report DEV_STS.FATAL until the driver resets the device. The
+ * objects stay as they are but do nothing: no CQE, EQE or flush is written
+ * and doorbells are ignored while fatal. Only failures on kernel-owned rings
+ * (AQ, AEQ, EQs, Ethernet) get here; a CQ or QP whose memory fails goes to
+ * error on its own (CQ_ERR / QP_FATAL).
  */
 void vrnic_core_fatal(VrnicCore *core, const char *what, uint64_t addr)
 {
@@ -432,6 +467,12 @@ void vrnic_core_reg_write(VrnicCore *core, uint64_t addr, uint32_t val)
         core->eth_ctrl = val;
         return;
     default:
+        if (addr >= VRNIC_REG_EQ_CI(1) &&
+            addr <= VRNIC_REG_EQ_CI(core->cfg.num_comp_vectors) &&
+            !(addr & 3)) {
+            vrnic_eq_write_ci(core, (addr - VRNIC_REG_EQ_CI_BASE) / 4, val);
+            return;
+        }
         VRNIC_GUEST_ERR(core, vrnic_err_reg, "write to read-only or unknown "
                         "register 0x%" PRIx64 " 0x%x", addr, val);
         return;
@@ -439,13 +480,37 @@ void vrnic_core_reg_write(VrnicCore *core, uint64_t addr, uint32_t val)
 }
 
 /*
- * BAR2: doorbell pages. No queue types that use them exist in this version
- * of the interface, so every write is a guest error.
+ * BAR2: doorbell pages, one per context (page 0: the kernel). A doorbell is
+ * only recorded here; any DMA it causes runs in the queue bottom half.
  */
 void vrnic_core_db_write(VrnicCore *core, uint64_t addr, uint32_t val)
 {
-    VRNIC_GUEST_ERR(core, vrnic_err_db, "no queue behind doorbell 0x%" PRIx64
-                    " 0x%x", addr, val);
+    uint32_t page = addr / VRNIC_DB_PAGE_SIZE;
+    uint32_t off = addr % VRNIC_DB_PAGE_SIZE;
+    uint32_t qn = VRNIC_FIELD_GET(VRNIC_DB_QN_MASK, val);
+    uint16_t idx = VRNIC_FIELD_GET(VRNIC_DB_INDEX_MASK, val);
+
+    trace_vrnic_db_write(page, off, val);
+    if (page >= core->cfg.db_pages || core->fatal) {
+        VRNIC_GUEST_ERR(core, vrnic_err_db, "doorbell 0x%" PRIx64 " 0x%x "
+                        "outside BAR2 or while fatal", addr, val);
+        return;
+    }
+    switch (off) {
+    case VRNIC_DB_SQ:
+    case VRNIC_DB_RQ:
+    case VRNIC_DB_SRQ:
+        vrnic_wq_db(core, page, off, qn, idx);
+        return;
+    case VRNIC_DB_CQ_ARM_NEXT:
+    case VRNIC_DB_CQ_ARM_SOLICITED:
+        vrnic_cq_arm_db(core, page, off == VRNIC_DB_CQ_ARM_SOLICITED, qn, idx);
+        return;
+    default:
+        VRNIC_GUEST_ERR(core, vrnic_err_db, "no doorbell at 0x%" PRIx64
+                        " 0x%x", addr, val);
+        return;
+    }
 }
 
 void vrnic_core_run(VrnicCore *core, VrnicWork work)
@@ -463,6 +528,10 @@ void vrnic_core_run(VrnicCore *core, VrnicWork work)
             vrnic_aeq_post(core, core->link_up ? VRNIC_AEQ_EV_PORT_ACTIVE :
                                                  VRNIC_AEQ_EV_PORT_DOWN, 1);
         }
+        break;
+    case VRNIC_WORK_QUEUES:
+        vrnic_qp_process(core);
+        vrnic_cq_process(core);
         break;
     case VRNIC_WORK__MAX:
         break;

@@ -12,12 +12,14 @@
 #define HW_VRNIC_CORE_H
 
 #include "uapi/vrnic_hw_defs.h"
+#include "vrnic_obj.h"
 
 /* Deferred work the core asks the glue to run later, outside MMIO context. */
 typedef enum VrnicWork {
     VRNIC_WORK_ADMIN,       /* process the admin SQ */
     VRNIC_WORK_ETH_TX,      /* process the Ethernet TX ring */
     VRNIC_WORK_LINK,        /* report a link change on the AEQ */
+    VRNIC_WORK_QUEUES,      /* QP/CQ doorbell work: flushes, due CQ events */
     VRNIC_WORK__MAX,
 } VrnicWork;
 
@@ -66,6 +68,11 @@ typedef struct VrnicConfig {
 /* Largest frame on the wire: MTU + Ethernet header + one VLAN tag. */
 #define VRNIC_ETH_OVERHEAD      18
 #define VRNIC_ETH_MIN_FRAME     14
+/* Object numbers travel in 16-bit doorbell fields (qpn up to max_qp + 1). */
+#define VRNIC_MAX_OBJECTS       65534
+/* Work queue and CQ indices are free-running u16 with the phase in bit
+ * log_depth, so a ring has at most 2^15 entries. */
+#define VRNIC_MAX_QUEUE_DEPTH   32768
 
 /*
  * A ring the driver programs through BASE_LO/HI + CFG registers. base_reg and
@@ -97,7 +104,31 @@ typedef struct VrnicCounters {
     uint64_t eth_rx_frames;
     uint64_t eth_rx_filtered;
     uint64_t eth_rx_too_big;
+    uint64_t eq_overflows;
+    uint64_t cq_overflows;
+    uint64_t db_rejected;
 } VrnicCounters;
+
+/*
+ * Object tables (vrnic_obj.h), allocated at init from the max-* limits and
+ * indexed by object number; entry 0 is never used. qps has max_qp + 2
+ * entries: qpn 1 is the GSI QP and other QPs get 2 .. max_qp + 1, but at
+ * most max_qp QPs (GSI included) exist at once.
+ */
+typedef struct VrnicObjects {
+    VrnicPd *pds;
+    VrnicMr *mrs;
+    VrnicCq *cqs;
+    VrnicQp *qps;
+    VrnicSrq *srqs;
+    VrnicEq eqs[VRNIC_MAX_COMP_VECTORS + 1];
+    uint32_t n_pds, n_mrs, n_cqs, n_qps, n_srqs, n_eqs;
+    /* Next-fit cursors: a freed number is reused as late as possible, so a
+     * stale key or number is unlikely to name a new object. */
+    uint32_t next_pd, next_mr, next_cq, next_qp, next_srq;
+    uint32_t qps_pending;   /* QPs with pending set */
+    uint32_t cqs_notify;    /* CQs with notify set */
+} VrnicObjects;
 
 typedef struct VrnicCore {
     const VrnicCoreOps *ops;
@@ -126,6 +157,8 @@ typedef struct VrnicCore {
     uint32_t mtu;
     VrnicGid gids[VRNIC_MAX_GID_TBL_LEN];
 
+    VrnicObjects obj;
+
     VrnicCounters stats;
 } VrnicCore;
 
@@ -134,6 +167,8 @@ const char *vrnic_core_check_config(const VrnicConfig *cfg);
 void vrnic_core_init(VrnicCore *core, const VrnicConfig *cfg,
                      const VrnicCoreOps *ops, void *opaque);
 void vrnic_core_reset(VrnicCore *core);
+/* Free what vrnic_core_init allocated; call after the final reset. */
+void vrnic_core_uninit(VrnicCore *core);
 
 /* BAR0 registers (4-byte accesses) and BAR2 doorbell pages. */
 uint32_t vrnic_core_reg_read(VrnicCore *core, uint64_t addr);

@@ -24,6 +24,31 @@
                       "\n", __func__, ##__VA_ARGS__);                     \
     } while (0)
 
+/*
+ * A command handler refusing a command: a trace line naming the check that
+ * failed, then the status. The admin loop reports the failed command once
+ * as a guest error (vrnic_err_aq_cmd), so this does not count it again.
+ */
+#define VRNIC_REJECT(sts, why, val)                                       \
+    (trace_vrnic_cmd_reject(__func__, why, (uint64_t)(val)), (sts))
+
+/* Largest MR (and queue memory) the translation engine addresses: 2^40. */
+#define VRNIC_MAX_MR_SIZE   (1ull << 40)
+
+static inline bool vrnic_all_zero(const void *p, size_t len)
+{
+    const uint8_t *b = p;
+
+    for (size_t i = 0; i < len; i++) {
+        if (b[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+#define VRNIC_RSVD_ZERO(field) vrnic_all_zero(&(field), sizeof(field))
+
 static inline uint32_t vrnic_ring_depth(const VrnicRing *r)
 {
     return 1u << r->log_depth;
@@ -65,6 +90,99 @@ uint8_t vrnic_port_set_mac(VrnicCore *core, const struct vrnic_aq_set_mac *c);
 uint8_t vrnic_port_set_mtu(VrnicCore *core, const struct vrnic_aq_set_mtu *c);
 uint8_t vrnic_port_add_gid(VrnicCore *core, const struct vrnic_aq_gid *c);
 uint8_t vrnic_port_del_gid(VrnicCore *core, const struct vrnic_aq_gid *c);
+
+/* vrnic_mem.c: translation (see the file header for the rules). */
+uint8_t vrnic_mem_parse(VrnicCore *core, const struct vrnic_mem_desc *d,
+                        VrnicMem *m);
+void vrnic_mem_init_dma(VrnicMem *m);
+bool vrnic_mem_contains(const VrnicMem *m, uint64_t addr, uint64_t len);
+bool vrnic_mem_page(VrnicCore *core, const VrnicMem *m, uint64_t idx,
+                    uint64_t *pa);
+bool vrnic_mem_rw(VrnicCore *core, const VrnicMem *m, uint64_t addr,
+                  void *buf, uint64_t len, bool write);
+bool vrnic_mem_read_at(VrnicCore *core, const VrnicMem *m, uint64_t offset,
+                       void *buf, uint64_t len);
+bool vrnic_mem_write_at(VrnicCore *core, const VrnicMem *m, uint64_t offset,
+                        const void *buf, uint64_t len);
+
+/* vrnic_obj.c: tables, allocation, reset. */
+void vrnic_obj_init(VrnicCore *core);
+void vrnic_obj_reset(VrnicCore *core);
+void vrnic_obj_uninit(VrnicCore *core);
+uint32_t vrnic_obj_alloc(uint32_t *cursor, uint32_t first, uint32_t last,
+                         const void *table, size_t esize);
+VrnicPd *vrnic_pd_get(VrnicCore *core, uint32_t pdn);
+VrnicCq *vrnic_cq_get(VrnicCore *core, uint32_t cqn);
+VrnicEq *vrnic_eq_get(VrnicCore *core, uint32_t eqn);
+VrnicQp *vrnic_qp_get(VrnicCore *core, uint32_t qpn);
+VrnicSrq *vrnic_srq_get(VrnicCore *core, uint32_t srqn);
+/* Largest log_depth whose 2^log_depth entries do not exceed max. */
+uint32_t vrnic_max_log(uint32_t max);
+
+/* vrnic_mr.c: PDs, MRs and the key/PD/access/bounds check. */
+uint8_t vrnic_pd_alloc(VrnicCore *core, const struct vrnic_aq_alloc_pd *c,
+                       uint64_t *result);
+uint8_t vrnic_pd_dealloc(VrnicCore *core, const struct vrnic_aq_destroy *c);
+uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
+                     uint64_t *result);
+uint8_t vrnic_mr_rereg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
+                       uint64_t *result);
+uint8_t vrnic_mr_dereg(VrnicCore *core, const struct vrnic_aq_destroy *c);
+uint8_t vrnic_mr_query(VrnicCore *core, const struct vrnic_aq_query_mr *c);
+
+typedef enum VrnicMrCheck {
+    VRNIC_MR_OK,
+    VRNIC_MR_BAD_KEY,       /* no live MR, or a stale key byte */
+    VRNIC_MR_BAD_PD,        /* MR of another PD than the QP's */
+    VRNIC_MR_BAD_ACCESS,    /* a right the MR does not grant */
+    VRNIC_MR_BAD_BOUNDS,    /* [addr, addr + len) not inside the MR */
+} VrnicMrCheck;
+VrnicMr *vrnic_mr_lookup(VrnicCore *core, uint32_t key);
+VrnicMrCheck vrnic_mr_check(VrnicCore *core, uint32_t key, uint32_t pdn,
+                            uint32_t access, uint64_t addr, uint64_t len,
+                            VrnicMr **out);
+bool vrnic_mr_rw(VrnicCore *core, const VrnicMr *mr, uint64_t addr,
+                 void *buf, uint64_t len, bool write);
+
+/* vrnic_cq.c: EQs and CQs. */
+uint8_t vrnic_eq_create(VrnicCore *core, const struct vrnic_aq_create_eq *c,
+                        uint64_t *result);
+uint8_t vrnic_eq_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c);
+void vrnic_eq_write_ci(VrnicCore *core, uint32_t eqn, uint32_t val);
+uint8_t vrnic_cq_create(VrnicCore *core, const struct vrnic_aq_create_cq *c,
+                        uint64_t *result);
+uint8_t vrnic_cq_resize(VrnicCore *core, const struct vrnic_aq_create_cq *c);
+uint8_t vrnic_cq_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c);
+void vrnic_cq_arm_db(VrnicCore *core, uint32_t page, bool solicited,
+                     uint32_t cqn, uint16_t ci);
+/* Write one CQE (host-order fields; phase and endianness are done here).
+ * False when the CQ is stopped (it was, or it just overran). */
+bool vrnic_cq_post(VrnicCore *core, uint32_t cqn, const struct vrnic_cqe *cqe);
+void vrnic_cq_process(VrnicCore *core);
+
+/* vrnic_qp.c: QPs and SRQs. */
+uint8_t vrnic_qp_create(VrnicCore *core, const struct vrnic_aq_create_qp *c,
+                        uint64_t *result);
+uint8_t vrnic_qp_modify(VrnicCore *core, const struct vrnic_aq_modify_qp *c);
+uint8_t vrnic_qp_query(VrnicCore *core, const struct vrnic_aq_query *c);
+uint8_t vrnic_qp_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c);
+uint8_t vrnic_srq_create(VrnicCore *core, const struct vrnic_aq_create_srq *c,
+                         uint64_t *result);
+uint8_t vrnic_srq_modify(VrnicCore *core, const struct vrnic_aq_create_srq *c);
+uint8_t vrnic_srq_query(VrnicCore *core, const struct vrnic_aq_query *c);
+uint8_t vrnic_srq_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c);
+void vrnic_wq_db(VrnicCore *core, uint32_t page, uint32_t off, uint32_t qn,
+                 uint16_t pi);
+void vrnic_qp_process(VrnicCore *core);
+/* Take the next receive WQE of an SRQ (the transport's receive path):
+ * copies its first len bytes to buf, advances the SRQ and fires the limit
+ * event. False when the SRQ is empty or its ring is unreadable. */
+bool vrnic_srq_take(VrnicCore *core, uint32_t srqn, void *buf, uint32_t len);
+/* A device-detected error on a QP: QP_FATAL event, then ERR (flush). */
+void vrnic_qp_fatal(VrnicCore *core, uint32_t qpn, const char *why);
+/* Queue answer helper shared by the query commands. */
+uint8_t vrnic_answer(VrnicCore *core, uint64_t addr, uint32_t resp_len,
+                     const void *resp, uint32_t len);
 
 /* vrnic_eth.c */
 void vrnic_eth_tx_process(VrnicCore *core);

@@ -1,5 +1,5 @@
 /*
- * vrnic async event queue (AEQ): port and, later, object error events for
+ * vrnic async event queue (AEQ): port events and object error events for
  * the driver, on MSI-X vector 0 when armed.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later

@@ -7,10 +7,8 @@
 #include "qemu/osdep.h"
 #include "vrnic_core_int.h"
 
-#define VRNIC_FW_VERSION    0x0000000100000000ull   /* 1.0.0 (uapi split) */
+#define VRNIC_FW_VERSION    0x0000000100010000ull   /* 1.1.0: interface 1.1 */
 #define VRNIC_PORT_NUM      1
-/* Largest MR the translation engine will address (2^40 bytes). */
-#define VRNIC_MAX_MR_SIZE   (1ull << 40)
 
 /* Write a query answer of exactly resp_len bytes to the guest's buffer. */
 static uint8_t vrnic_port_answer(VrnicCore *core, const struct vrnic_aq_query *c,

@@ -25,9 +25,14 @@
 
 #define VRNIC_BIT(n)		(1U << (n))
 #define VRNIC_GENMASK(h, l)	(((~0U) >> (31 - (h))) & ((~0U) << (l)))
-/* Environment-neutral accessors: (v & mask) shifted down by the mask's lowest bit. */
-#define VRNIC_FIELD_GET(mask, v)	(((v) & (mask)) / ((mask) & -(mask)))
-#define VRNIC_FIELD_PREP(mask, v)	(((v) * ((mask) & -(mask))) & (mask))
+/*
+ * Environment-neutral accessors for QEMU (which has no FIELD_GET): (v & mask)
+ * shifted down by the mask's lowest set bit. mask is always one of the
+ * constant *_MASK macros below, so using it twice has no side effect.
+ */
+#define VRNIC_MASK_LSB(mask)		((mask) & -(mask))
+#define VRNIC_FIELD_GET(mask, v)	(((v) & (mask)) / VRNIC_MASK_LSB(mask))
+#define VRNIC_FIELD_PREP(mask, v)	(((v) * VRNIC_MASK_LSB(mask)) & (mask))
 
 /* ---------------------------------------------------------------------------
  * PCI identity
@@ -51,13 +56,13 @@
 
 /* Interface version reported in VRNIC_REG_VERSION */
 #define VRNIC_VERSION_MAJOR	1
-#define VRNIC_VERSION_MINOR	0
+#define VRNIC_VERSION_MINOR	1
 #define VRNIC_ID_MAGIC		0x76726e63	/* ASCII "vrnc" */
 
 /* MSI-X vector assignment (fixed): */
 #define VRNIC_VEC_ADMIN		0	/* admin completions + async events */
 #define VRNIC_VEC_ETH		1	/* Ethernet TX and RX completions */
-#define VRNIC_VEC_COMP_FIRST	2	/* completion EQ n uses vector 2 + n */
+#define VRNIC_VEC_COMP_FIRST	2	/* completion EQ eqn uses vector eqn + 1 */
 
 /* ---------------------------------------------------------------------------
  * BAR0 registers. All 32-bit, little-endian, 4-byte aligned accesses only.
@@ -94,6 +99,8 @@
 #define VRNIC_REG_ETH_TX_ARM	0x0a0	/* WO arm TX interrupt at consumer index */
 #define VRNIC_REG_ETH_RX_ARM	0x0a4	/* WO arm RX interrupt at consumer index */
 #define VRNIC_REG_ETH_CTRL	0x0a8	/* RW */
+#define VRNIC_REG_EQ_CI_BASE	0x400	/* WO completion EQ eqn: 0x400 + 4 * eqn */
+#define VRNIC_REG_EQ_CI(eqn)	(VRNIC_REG_EQ_CI_BASE + 4 * (eqn))
 
 /*
  * VRNIC_REG_VERSION
@@ -182,9 +189,10 @@
  * depth entries ahead of the device's consumer index is a guest error and is
  * ignored.
  *
- * VRNIC_REG_AEQ_CI
- * 31    : arm - raise VRNIC_VEC_ADMIN on the next event (or at once if events
- *         past ci are already written)
+ * VRNIC_REG_AEQ_CI, VRNIC_REG_EQ_CI(eqn) (same layout)
+ * 31    : arm - raise the queue's vector (VRNIC_VEC_ADMIN for the AEQ, the
+ *         EQ's own vector for EQ_CI) on the next event, or at once if events
+ *         past ci are already written
  * 30:16 : reserved
  * 15:0  : ci - consumer index
  *
@@ -207,11 +215,11 @@
  */
 #define VRNIC_ETH_CTRL_PROMISC		VRNIC_BIT(0)
 
-/* Rings are aligned to this in guest memory; every entry size divides it. */
+/* Rings driver-programmed through registers are aligned to this. */
 #define VRNIC_RING_ALIGN		64
 
 /* ---------------------------------------------------------------------------
- * Admin queue: an SQ of 64-byte commands and a CQ of 16-byte completions, both
+ * Admin queue: an SQ of 128-byte commands and a CQ of 16-byte completions, both
  * 2^log_depth entries. The driver writes a command, then writes the new
  * producer index to VRNIC_REG_AQ_PI. The device completes commands in order,
  * writing one CQE per command into the CQ slot with the same index.
@@ -224,6 +232,26 @@ enum vrnic_aq_opcode {
 	VRNIC_AQ_OP_ADD_GID = 0x05,
 	VRNIC_AQ_OP_DEL_GID = 0x06,
 	VRNIC_AQ_OP_QUERY_GID = 0x07,
+	/* interface 1.1: objects (see "Objects" below) */
+	VRNIC_AQ_OP_CREATE_EQ = 0x10,
+	VRNIC_AQ_OP_DESTROY_EQ = 0x11,
+	VRNIC_AQ_OP_ALLOC_PD = 0x12,
+	VRNIC_AQ_OP_DEALLOC_PD = 0x13,
+	VRNIC_AQ_OP_REG_MR = 0x14,
+	VRNIC_AQ_OP_DEREG_MR = 0x15,
+	VRNIC_AQ_OP_QUERY_MR = 0x16,
+	VRNIC_AQ_OP_REREG_MR = 0x17,
+	VRNIC_AQ_OP_CREATE_CQ = 0x18,
+	VRNIC_AQ_OP_DESTROY_CQ = 0x19,
+	VRNIC_AQ_OP_RESIZE_CQ = 0x1a,
+	VRNIC_AQ_OP_CREATE_QP = 0x1b,
+	VRNIC_AQ_OP_MODIFY_QP = 0x1c,
+	VRNIC_AQ_OP_QUERY_QP = 0x1d,
+	VRNIC_AQ_OP_DESTROY_QP = 0x1e,
+	VRNIC_AQ_OP_CREATE_SRQ = 0x1f,
+	VRNIC_AQ_OP_MODIFY_SRQ = 0x20,
+	VRNIC_AQ_OP_QUERY_SRQ = 0x21,
+	VRNIC_AQ_OP_DESTROY_SRQ = 0x22,
 };
 
 enum vrnic_aq_status {
@@ -236,8 +264,8 @@ enum vrnic_aq_status {
 	VRNIC_AQ_STS_DMA_ERROR = 6,	/* a buffer the command names cannot be accessed */
 };
 
-#define VRNIC_AQ_CMD_SIZE		64
-#define VRNIC_AQ_CMD_SHIFT		6
+#define VRNIC_AQ_CMD_SIZE		128
+#define VRNIC_AQ_CMD_SHIFT		7
 #define VRNIC_AQ_CQE_SIZE		16
 #define VRNIC_AQ_CQE_SHIFT		4
 #define VRNIC_AQ_MAX_LOG_DEPTH		10
@@ -248,6 +276,7 @@ struct vrnic_aq_hdr {
 	__le16 cmd_id;
 	__le32 rsvd0;
 };
+
 static_assert(sizeof(struct vrnic_aq_hdr) == 8, "vrnic_aq_hdr");
 
 /*
@@ -261,25 +290,30 @@ struct vrnic_aq_query {
 	__le64 resp_addr;
 	__le32 resp_len;
 	__le32 index;
-	__u8 rsvd0[40];
+	__u8 rsvd0[104];
 };
+
 static_assert(sizeof(struct vrnic_aq_query) == VRNIC_AQ_CMD_SIZE, "vrnic_aq_query");
 
-/* SET_MAC: the port's MAC, used by the Ethernet RX filter (and as the RoCE
- * source MAC once the transport exists). */
+/*
+ * SET_MAC: the port's MAC, used by the Ethernet RX filter (and as the RoCE
+ * source MAC once the transport exists).
+ */
 struct vrnic_aq_set_mac {
 	struct vrnic_aq_hdr hdr;
 	__u8 mac[6];
-	__u8 rsvd0[50];
+	__u8 rsvd0[114];
 };
+
 static_assert(sizeof(struct vrnic_aq_set_mac) == VRNIC_AQ_CMD_SIZE, "vrnic_aq_set_mac");
 
 /* SET_MTU: IP MTU of the port, 68 .. CAP_ETH.max_mtu. */
 struct vrnic_aq_set_mtu {
 	struct vrnic_aq_hdr hdr;
 	__le32 mtu;
-	__u8 rsvd0[52];
+	__u8 rsvd0[116];
 };
+
 static_assert(sizeof(struct vrnic_aq_set_mtu) == VRNIC_AQ_CMD_SIZE, "vrnic_aq_set_mtu");
 
 enum vrnic_gid_type {
@@ -292,8 +326,9 @@ struct vrnic_aq_gid {
 	__le32 index;
 	__le32 type;		/* enum vrnic_gid_type; 0 for DEL_GID */
 	__u8 gid[16];		/* network byte order; zero for DEL_GID */
-	__u8 rsvd0[32];
+	__u8 rsvd0[96];
 };
+
 static_assert(sizeof(struct vrnic_aq_gid) == VRNIC_AQ_CMD_SIZE, "vrnic_aq_gid");
 
 /*
@@ -312,6 +347,7 @@ struct vrnic_aq_cqe {
 	__u8 rsvd0;
 	__le32 owner;
 };
+
 static_assert(sizeof(struct vrnic_aq_cqe) == VRNIC_AQ_CQE_SIZE, "vrnic_aq_cqe");
 #define VRNIC_OWNER_PHASE		VRNIC_BIT(0)
 
@@ -322,8 +358,7 @@ static_assert(sizeof(struct vrnic_aq_cqe) == VRNIC_AQ_CQE_SIZE, "vrnic_aq_cqe");
 
 /*
  * Answer to QUERY_DEVICE. The max_* limits are the device's object limits
- * (from -device properties); interface 1.0 has no objects that consume them
- * yet.
+ * (from -device properties), enforced exactly by the object commands.
  *
  * fw_version (printed "major.minor.sub_minor" by vrnic.ko and libvrnic, the
  * split rxe and erdma use; 1.0.0 is 0x0000000100000000)
@@ -355,6 +390,7 @@ struct vrnic_device_attr {
 	__le32 num_comp_vectors;
 	__le32 rsvd0;
 };
+
 static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 
 /* Answer to QUERY_PORT (port 1, the only port). */
@@ -368,6 +404,7 @@ struct vrnic_port_attr {
 	__u8 mac[6];			/* current MAC (SET_MAC, else permanent) */
 	__u8 rsvd0[2];
 };
+
 static_assert(sizeof(struct vrnic_port_attr) == 32, "vrnic_port_attr");
 #define VRNIC_PORT_FLAG_LINK_UP		VRNIC_BIT(0)
 
@@ -377,6 +414,7 @@ struct vrnic_gid_entry {
 	__le32 type;			/* enum vrnic_gid_type, 0 = entry unused */
 	__le32 rsvd0[3];
 };
+
 static_assert(sizeof(struct vrnic_gid_entry) == 32, "vrnic_gid_entry");
 
 /* ---------------------------------------------------------------------------
@@ -389,6 +427,12 @@ static_assert(sizeof(struct vrnic_gid_entry) == 32, "vrnic_gid_entry");
 enum vrnic_aeq_event {
 	VRNIC_AEQ_EV_PORT_ACTIVE = 1,	/* data = port number */
 	VRNIC_AEQ_EV_PORT_DOWN = 2,	/* data = port number */
+	VRNIC_AEQ_EV_CQ_ERR = 3,	/* data = cqn: overrun, the CQ stopped */
+	/* data = qpn: the QP went to ERR on a device-detected error */
+	VRNIC_AEQ_EV_QP_FATAL = 4,
+	/* data = qpn: an SRQ-attached QP in ERR takes no more receive WQEs */
+	VRNIC_AEQ_EV_QP_LAST_WQE = 5,
+	VRNIC_AEQ_EV_SRQ_LIMIT = 6,	/* data = srqn: fewer WQEs than limit */
 };
 
 struct vrnic_aeqe {
@@ -397,6 +441,7 @@ struct vrnic_aeqe {
 	__le32 rsvd0;
 	__le32 owner;			/* VRNIC_OWNER_PHASE */
 };
+
 static_assert(sizeof(struct vrnic_aeqe) == VRNIC_AEQE_SIZE, "vrnic_aeqe");
 
 /* ---------------------------------------------------------------------------
@@ -421,6 +466,7 @@ struct vrnic_eth_desc {
 	__le16 status;			/* written by the device */
 	__le16 rsvd1;
 };
+
 static_assert(sizeof(struct vrnic_eth_desc) == VRNIC_ETH_DESC_SIZE, "vrnic_eth_desc");
 
 /*
@@ -431,5 +477,551 @@ static_assert(sizeof(struct vrnic_eth_desc) == VRNIC_ETH_DESC_SIZE, "vrnic_eth_d
  */
 #define VRNIC_ETH_STS_DONE		VRNIC_BIT(0)
 #define VRNIC_ETH_STS_ERROR		VRNIC_BIT(1)
+
+/* ===========================================================================
+ * Objects (interface 1.1): protection domains, memory regions, event queues,
+ * completion queues, queue pairs and shared receive queues.
+ *
+ * Object numbers (eqn, pdn, cqn, qpn, srqn) are chosen by the device and
+ * returned in vrnic_aq_cqe.result; 0 is never a valid number, and every
+ * number fits in 16 bits (doorbells carry it in 15:0): object limits are at
+ * most 65534, queue depths at most 32768 (a power of two). qpn 1 is the GSI
+ * QP (created with VRNIC_QP_TYPE_GSI); other QPs get qpn >= 2. Limits are
+ * the QUERY_DEVICE max_* values; one more object than the limit fails with
+ * VRNIC_AQ_STS_NO_RESOURCES. Every object-number field in a command is
+ * bounds-checked and must name a live object (else BAD_INDEX) of the same
+ * owning context (uctx) as the object being created (else BAD_FIELD).
+ *
+ * A destroy command completes only when the device has stopped all DMA to
+ * the object's memory: the driver may unpin it as soon as the CQE arrives.
+ * Objects still referenced (a CQ with QPs, a PD with MRs/QPs/SRQs, an EQ
+ * with CQs, an SRQ with QPs) cannot be destroyed: BAD_STATE.
+ * --------------------------------------------------------------------------
+ */
+
+/*
+ * Memory descriptor: how the device translates [iova, iova + length) of a
+ * memory region or a queue ring into DMA addresses. The region is split into
+ * pages of 2^page_shift bytes (12 <= page_shift <= 30, VRNIC_PAGE_SIZE_CAP)
+ * aligned on iova's page boundary: page i covers
+ *   [(iova & ~(psz - 1)) + i * psz, ... + psz)
+ * and npages = the number of such pages [iova, iova + length) touches. The
+ * DMA address of byte a is page_addr[(a - (iova & ~(psz-1))) >> page_shift]
+ * + (a & (psz - 1)); every page_addr must be psz-aligned.
+ *
+ * levels says where the page addresses are:
+ *  0: inline: pages[0 .. npages-1] (npages <= VRNIC_MEM_INLINE_PAGES)
+ *  1: pages[0] is the DMA address of a table page: 4 KiB, 4 KiB-aligned,
+ *     512 __le64 page addresses (npages <= 512)
+ *  2: pages[0] points at a directory page of 512 table-page addresses
+ *     (npages <= 512 * 512)
+ *  3: one more directory level (npages <= 512^3)
+ * Unused inline slots and table entries past npages are ignored. The device
+ * walks the tables on every access (it caches nothing across commands), so
+ * the driver keeps them intact until the object is destroyed.
+ *
+ * flags
+ * 31:10 : reserved
+ * 9:8   : levels
+ * 7:0   : page_shift
+ */
+#define VRNIC_MEM_INLINE_PAGES		6
+#define VRNIC_MEM_TABLE_ENTRIES		512
+#define VRNIC_MEM_MAX_LEVELS		3
+#define VRNIC_MEM_PAGE_SHIFT_MASK	VRNIC_GENMASK(7, 0)
+#define VRNIC_MEM_LEVELS_MASK		VRNIC_GENMASK(9, 8)
+
+struct vrnic_mem_desc {
+	__le64 iova;
+	__le64 length;
+	__le32 flags;
+	__le32 npages;
+	__le64 pages[VRNIC_MEM_INLINE_PAGES];
+};
+
+static_assert(sizeof(struct vrnic_mem_desc) == 72, "vrnic_mem_desc");
+
+/*
+ * Protection: MR access flags (IB semantics). LOCAL_READ is always granted.
+ * REMOTE_WRITE and REMOTE_ATOMIC require LOCAL_WRITE (else BAD_FIELD).
+ */
+#define VRNIC_ACCESS_LOCAL_WRITE	VRNIC_BIT(0)
+#define VRNIC_ACCESS_REMOTE_READ	VRNIC_BIT(1)
+#define VRNIC_ACCESS_REMOTE_WRITE	VRNIC_BIT(2)
+#define VRNIC_ACCESS_REMOTE_ATOMIC	VRNIC_BIT(3)
+#define VRNIC_ACCESS_ALL		VRNIC_GENMASK(3, 0)
+
+/*
+ * Keys (lkey = rkey):
+ * 31:8 : mr index (device-chosen, >= 1)
+ * 7:0  : key byte - the consumer's (ib_inc_rkey, FRWR); chosen at REG_MR
+ * A key is valid only while its index holds a live MR whose key byte equals
+ * it: after DEREG_MR, or REREG_MR with a new key byte, the old key fails.
+ */
+#define VRNIC_KEY_INDEX_MASK		VRNIC_GENMASK(31, 8)
+#define VRNIC_KEY_BYTE_MASK		VRNIC_GENMASK(7, 0)
+
+/*
+ * CREATE_EQ: a completion event queue, kernel memory, on one MSI-X vector;
+ * result = eqn, 1 .. num_comp_vectors (at most one EQ per completion
+ * vector). The EQ is acknowledged and armed through VRNIC_REG_EQ_CI(eqn)
+ * exactly like the AEQ; an EQE (vrnic_eqe) names the CQ whose arm fired.
+ */
+struct vrnic_aq_create_eq {
+	struct vrnic_aq_hdr hdr;
+	__le64 ring_addr;	/* DMA address, 64-byte aligned, contiguous */
+	__le32 log_depth;	/* 1 .. VRNIC_EQ_MAX_LOG_DEPTH */
+	__le32 vector;		/* VRNIC_VEC_COMP_FIRST .. total_vectors - 1 */
+	__u8 rsvd0[104];
+};
+
+static_assert(sizeof(struct vrnic_aq_create_eq) == VRNIC_AQ_CMD_SIZE, "create_eq");
+#define VRNIC_EQ_MAX_LOG_DEPTH		12
+
+/*
+ * DESTROY_EQ, DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP, DESTROY_SRQ:
+ * handle = eqn, pdn, lkey, cqn, qpn or srqn.
+ */
+struct vrnic_aq_destroy {
+	struct vrnic_aq_hdr hdr;
+	__le32 handle;
+	__u8 rsvd0[116];
+};
+
+static_assert(sizeof(struct vrnic_aq_destroy) == VRNIC_AQ_CMD_SIZE, "destroy");
+
+/*
+ * ALLOC_PD: result = pdn. uctx is the doorbell page (BAR2 page index) of the
+ * owning context, 0 for the kernel; PDs are only checked against it by
+ * objects created in the same context.
+ */
+struct vrnic_aq_alloc_pd {
+	struct vrnic_aq_hdr hdr;
+	__le32 uctx;
+	__u8 rsvd0[116];
+};
+
+static_assert(sizeof(struct vrnic_aq_alloc_pd) == VRNIC_AQ_CMD_SIZE, "alloc_pd");
+
+/*
+ * REG_MR: result = key. With VRNIC_MR_FLAG_DMA the MR covers the whole DMA
+ * address space untranslated (get_dma_mr for kernel consumers: mem.iova = 0,
+ * mem.length = ~0, no pages, no remote access).
+ * REREG_MR: handle = current key; VRNIC_MR_REREG_* select what changes; the
+ * MR keeps its index, its key byte becomes key_byte; result = the new key.
+ */
+struct vrnic_aq_reg_mr {
+	struct vrnic_aq_hdr hdr;
+	__le32 handle;		/* REREG_MR only: the current key */
+	__le32 pdn;
+	__le32 access;		/* VRNIC_ACCESS_* */
+	__le32 flags;		/* REG_MR: VRNIC_MR_FLAG_*; REREG_MR: VRNIC_MR_REREG_* */
+	__u8 key_byte;
+	__u8 rsvd0[7];
+	struct vrnic_mem_desc mem;
+	__u8 rsvd1[24];
+};
+
+static_assert(sizeof(struct vrnic_aq_reg_mr) == VRNIC_AQ_CMD_SIZE, "reg_mr");
+#define VRNIC_MR_FLAG_DMA		VRNIC_BIT(0)
+#define VRNIC_MR_REREG_TRANS		VRNIC_BIT(0)	/* new mem */
+#define VRNIC_MR_REREG_PD		VRNIC_BIT(1)	/* new pdn */
+#define VRNIC_MR_REREG_ACCESS		VRNIC_BIT(2)	/* new access */
+
+/*
+ * QUERY_MR (vrnic_aq_query: index = key, resp_len = sizeof(vrnic_mr_attr) +
+ * 8 * count): the device's own view of an MR, as it would translate it now:
+ * the attributes, then page_addr[first .. first + count - 1] found by walking
+ * its tables (0 for entries past npages). first and count ride in the
+ * query's rsvd space as struct vrnic_aq_query_mr.
+ */
+struct vrnic_aq_query_mr {
+	struct vrnic_aq_hdr hdr;
+	__le64 resp_addr;
+	__le32 resp_len;
+	__le32 key;
+	__le32 first;
+	__le32 count;		/* <= VRNIC_QUERY_MR_MAX_PAGES */
+	__u8 rsvd0[96];
+};
+
+static_assert(sizeof(struct vrnic_aq_query_mr) == VRNIC_AQ_CMD_SIZE, "query_mr");
+#define VRNIC_QUERY_MR_MAX_PAGES	500
+
+struct vrnic_mr_attr {
+	__le64 iova;
+	__le64 length;
+	__le32 pdn;
+	__le32 access;
+	__le32 flags;		/* VRNIC_MR_FLAG_* */
+	__le32 page_shift;
+	__le32 npages;
+	__le32 levels;
+};
+
+static_assert(sizeof(struct vrnic_mr_attr) == 40, "vrnic_mr_attr");
+
+/*
+ * Doorbell pages (BAR2). Page p (4 KiB at BAR2 + p * 4096) belongs to
+ * context p: page 0 to the kernel, pages 1 .. num_pages-1 to user contexts
+ * (the driver maps exactly one into each process). A queue is created with
+ * the page index (uctx) that may ring it; a doorbell on any other page is a
+ * guest error and is ignored. All doorbells are 32-bit writes:
+ *   31:16 : index (pi for SQ/RQ/SRQ, the consumer's ci for CQ arms)
+ *   15:0  : qpn / srqn / cqn
+ * An SQ/RQ/SRQ pi more than the queue depth ahead of the device is ignored.
+ * A CQ arm fires the CQ's EQ on the next CQE (ARM_NEXT) or the next CQE of
+ * a solicited message or an error (ARM_SOLICITED) - or at once if CQEs past
+ * ci are already written, so no event is missed between the consumer's last
+ * poll and the arm. One event per arm.
+ */
+#define VRNIC_DB_PAGE_SIZE		4096
+#define VRNIC_DB_SQ			0x000
+#define VRNIC_DB_RQ			0x004
+#define VRNIC_DB_SRQ			0x008
+#define VRNIC_DB_CQ_ARM_NEXT		0x00c
+#define VRNIC_DB_CQ_ARM_SOLICITED	0x010
+#define VRNIC_DB_INDEX_MASK		VRNIC_GENMASK(31, 16)
+#define VRNIC_DB_QN_MASK		VRNIC_GENMASK(15, 0)
+
+/*
+ * CREATE_CQ: result = cqn. The ring is 2^log_depth CQEs followed by a 64-byte
+ * doorbell record (vrnic_cq_dbrec) in the same memory (mem covers both,
+ * mem.length >= (1 << log_depth) * VRNIC_CQE_SIZE + VRNIC_DBREC_SIZE; for user
+ * CQs it is the consumer's own memory, pinned). The consumer writes its
+ * consumer index to dbrec.ci after polling; the device reads it before it
+ * writes a CQE and, if the CQ is full, stops the CQ (no more CQEs) and posts
+ * VRNIC_AEQ_EV_CQ_ERR.
+ * RESIZE_CQ: handle = cqn, new log_depth and mem. CQEs the consumer has not
+ * consumed (between dbrec.ci and the producer) are copied to the new ring
+ * from index 0 with the new ring's phase; the consumer continues at ci 0. If
+ * they do not fit: BAD_FIELD and nothing changes.
+ */
+struct vrnic_aq_create_cq {
+	struct vrnic_aq_hdr hdr;
+	__le32 handle;		/* RESIZE_CQ: cqn */
+	__le32 eqn;
+	__le32 log_depth;	/* 1 .. log2(max_cqe) */
+	__le32 uctx;		/* doorbell page allowed to arm it */
+	struct vrnic_mem_desc mem;
+	__u8 rsvd0[32];
+};
+
+static_assert(sizeof(struct vrnic_aq_create_cq) == VRNIC_AQ_CMD_SIZE, "create_cq");
+
+#define VRNIC_DBREC_SIZE		64
+struct vrnic_cq_dbrec {
+	__le32 ci;		/* free-running consumer index (low 16 bits used) */
+	__u8 rsvd0[60];
+};
+
+static_assert(sizeof(struct vrnic_cq_dbrec) == VRNIC_DBREC_SIZE, "cq_dbrec");
+
+/*
+ * Completion queue entry, written by the device; owner word last, same
+ * phase rule as the admin CQ (phase 1 on the first pass).
+ * info
+ * 31:16 : vendor_err (device detail for a non-SUCCESS status)
+ * 15:1  : reserved
+ * 0     : phase
+ */
+#define VRNIC_CQE_SIZE			32
+#define VRNIC_CQE_SHIFT			5
+struct vrnic_cqe {
+	__le64 wr_id;
+	__le32 byte_len;
+	__le32 imm_data;	/* network order as received; or invalidated rkey */
+	__le32 qpn;
+	__le32 src_qp;		/* UD receives */
+	__u8 opcode;		/* enum vrnic_cqe_opcode */
+	__u8 status;		/* enum vrnic_wc_status */
+	__u8 flags;		/* VRNIC_CQE_FLAG_* */
+	__u8 network_hdr_type;	/* UD receives: enum vrnic_net_type */
+	__le32 info;
+};
+
+static_assert(sizeof(struct vrnic_cqe) == VRNIC_CQE_SIZE, "vrnic_cqe");
+#define VRNIC_CQE_INFO_PHASE		VRNIC_BIT(0)
+#define VRNIC_CQE_INFO_VENDOR_ERR_MASK	VRNIC_GENMASK(31, 16)
+#define VRNIC_CQE_FLAG_IMM		VRNIC_BIT(0)
+#define VRNIC_CQE_FLAG_INV		VRNIC_BIT(1)
+#define VRNIC_CQE_FLAG_GRH		VRNIC_BIT(2)
+#define VRNIC_CQE_FLAG_SOLICITED	VRNIC_BIT(3)
+
+enum vrnic_cqe_opcode {
+	VRNIC_CQE_OP_SEND = 0,
+	VRNIC_CQE_OP_RDMA_WRITE = 1,
+	VRNIC_CQE_OP_RDMA_READ = 2,
+	VRNIC_CQE_OP_COMP_SWAP = 3,
+	VRNIC_CQE_OP_FETCH_ADD = 4,
+	VRNIC_CQE_OP_LOCAL_INV = 5,
+	VRNIC_CQE_OP_REG_MR = 6,
+	VRNIC_CQE_OP_RECV = 0x80,
+	VRNIC_CQE_OP_RECV_RDMA_WITH_IMM = 0x81,
+};
+
+/* Completion status: the IBTA / ib_wc_status set, same values. */
+enum vrnic_wc_status {
+	VRNIC_WC_SUCCESS = 0,
+	VRNIC_WC_LOC_LEN_ERR = 1,
+	VRNIC_WC_LOC_QP_OP_ERR = 2,
+	VRNIC_WC_LOC_PROT_ERR = 4,
+	VRNIC_WC_WR_FLUSH_ERR = 5,
+	VRNIC_WC_BAD_RESP_ERR = 7,
+	VRNIC_WC_LOC_ACCESS_ERR = 8,
+	VRNIC_WC_REM_INV_REQ_ERR = 9,
+	VRNIC_WC_REM_ACCESS_ERR = 10,
+	VRNIC_WC_REM_OP_ERR = 11,
+	VRNIC_WC_RETRY_EXC_ERR = 12,
+	VRNIC_WC_RNR_RETRY_EXC_ERR = 13,
+	VRNIC_WC_FATAL_ERR = 19,
+	VRNIC_WC_GENERAL_ERR = 21,
+};
+
+enum vrnic_net_type {
+	VRNIC_NET_TYPE_IPV4 = 1,
+	VRNIC_NET_TYPE_IPV6 = 2,
+};
+
+/* Completion EQ entry (kernel memory; EQ_CI(n) acknowledges and arms). */
+#define VRNIC_EQE_SIZE			16
+struct vrnic_eqe {
+	__le32 cqn;
+	__le32 rsvd0[2];
+	__le32 owner;		/* VRNIC_OWNER_PHASE */
+};
+
+static_assert(sizeof(struct vrnic_eqe) == VRNIC_EQE_SIZE, "vrnic_eqe");
+
+/*
+ * QP types and states (IBTA). State values equal enum ib_qp_state.
+ */
+enum vrnic_qp_type {
+	VRNIC_QP_TYPE_RC = 1,
+	VRNIC_QP_TYPE_UC = 2,
+	VRNIC_QP_TYPE_UD = 3,
+	VRNIC_QP_TYPE_GSI = 4,	/* UD semantics, qpn 1, one per device */
+};
+
+enum vrnic_qp_state {
+	VRNIC_QPS_RESET = 0,
+	VRNIC_QPS_INIT = 1,
+	VRNIC_QPS_RTR = 2,
+	VRNIC_QPS_RTS = 3,
+	VRNIC_QPS_SQD = 4,
+	VRNIC_QPS_SQE = 5,
+	VRNIC_QPS_ERR = 6,
+};
+
+/*
+ * CREATE_QP: result = qpn. One memory region holds the SQ ring at offset 0
+ * (2^sq_log_depth WQEs of 2^sq_wqe_shift bytes) and, unless the QP uses an
+ * SRQ (srqn != 0), the RQ ring at rq_offset (2^rq_log_depth WQEs of
+ * 2^rq_wqe_shift bytes). The QP starts in RESET; it accepts doorbells only
+ * from page uctx. sq_wqe_shift: 6..9 (64..512-byte send WQEs, enough for
+ * max_send_sge SGEs or max_inline bytes after the header and, for UD, the
+ * address vector); rq_wqe_shift: 4..9.
+ */
+struct vrnic_aq_create_qp {
+	struct vrnic_aq_hdr hdr;
+	__u8 type;		/* enum vrnic_qp_type */
+	__u8 sq_log_depth;	/* 1 .. log2(max_qp_wr) */
+	__u8 rq_log_depth;	/* 0 with an SRQ */
+	__u8 sq_wqe_shift;
+	__u8 rq_wqe_shift;
+	__u8 max_send_sge;	/* <= max_sge */
+	__u8 max_recv_sge;	/* <= max_sge */
+	__u8 rsvd0;
+	__le32 max_inline;	/* <= max_inline_data */
+	__le32 pdn;
+	__le32 send_cqn;
+	__le32 recv_cqn;
+	__le32 srqn;		/* 0 = own RQ */
+	__le32 uctx;
+	__le32 rq_offset;	/* byte offset of the RQ ring in mem */
+	__le32 rsvd1;
+	struct vrnic_mem_desc mem;
+	__u8 rsvd2[8];
+};
+
+static_assert(sizeof(struct vrnic_aq_create_qp) == VRNIC_AQ_CMD_SIZE, "create_qp");
+
+/*
+ * QP attributes for MODIFY_QP (attr_mask selects which are applied, IBTA
+ * rules enforced: the device refuses a transition or an attribute the
+ * current state/transition does not allow with BAD_STATE / BAD_FIELD) and
+ * the answer to QUERY_QP (vrnic_aq_query, index = qpn, all fields valid).
+ * Moving to ERR flushes every outstanding WQE of the QP with
+ * VRNIC_WC_WR_FLUSH_ERR (signaled or not); while in ERR, newly posted WQEs
+ * are flushed too. An SRQ-attached QP entering ERR posts
+ * VRNIC_AEQ_EV_QP_LAST_WQE. RESET discards all WQEs without completions.
+ */
+#define VRNIC_QP_ATTR_STATE		VRNIC_BIT(0)
+#define VRNIC_QP_ATTR_CUR_STATE		VRNIC_BIT(1)
+#define VRNIC_QP_ATTR_EN_SQD_ASYNC_NOTIFY VRNIC_BIT(2)	/* RTS->SQD; ignored */
+#define VRNIC_QP_ATTR_ACCESS		VRNIC_BIT(3)
+#define VRNIC_QP_ATTR_PKEY_INDEX	VRNIC_BIT(4)
+#define VRNIC_QP_ATTR_PORT		VRNIC_BIT(5)
+#define VRNIC_QP_ATTR_QKEY		VRNIC_BIT(6)
+#define VRNIC_QP_ATTR_AV		VRNIC_BIT(7)
+#define VRNIC_QP_ATTR_PATH_MTU		VRNIC_BIT(8)
+#define VRNIC_QP_ATTR_TIMEOUT		VRNIC_BIT(9)
+#define VRNIC_QP_ATTR_RETRY_CNT		VRNIC_BIT(10)
+#define VRNIC_QP_ATTR_RNR_RETRY		VRNIC_BIT(11)
+#define VRNIC_QP_ATTR_RQ_PSN		VRNIC_BIT(12)
+#define VRNIC_QP_ATTR_MAX_QP_RD_ATOMIC	VRNIC_BIT(13)
+#define VRNIC_QP_ATTR_MIN_RNR_TIMER	VRNIC_BIT(15)
+#define VRNIC_QP_ATTR_SQ_PSN		VRNIC_BIT(16)
+#define VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC VRNIC_BIT(17)
+#define VRNIC_QP_ATTR_DEST_QPN		VRNIC_BIT(20)
+/* The bit numbers are those of enum ib_qp_attr_mask. */
+
+/*
+ * Address vector: where a UD WQE or a connected QP sends. GIDs in network
+ * order; a ::ffff:a.b.c.d dgid means IPv4. sgid_index selects the source
+ * GID from the port's table.
+ */
+struct vrnic_av {
+	__u8 dgid[16];
+	__u8 dmac[6];
+	__u8 sgid_index;
+	__u8 hop_limit;
+	__le32 flow_label;	/* 19:0 */
+	__u8 traffic_class;
+	__u8 rsvd0[3];
+};
+
+static_assert(sizeof(struct vrnic_av) == 32, "vrnic_av");
+
+struct vrnic_qp_attr {
+	__le32 qp_state;	/* enum vrnic_qp_state */
+	__le32 cur_qp_state;
+	__le32 access;		/* VRNIC_ACCESS_*: the REMOTE_* bits matter */
+	__le32 qkey;
+	__le32 rq_psn;		/* 23:0 */
+	__le32 sq_psn;		/* 23:0 */
+	__le32 dest_qpn;	/* 23:0 */
+	__le16 pkey_index;
+	__u8 port;
+	__u8 path_mtu;		/* enum ib_mtu: 1 = 256 .. 5 = 4096 */
+	__u8 timeout;
+	__u8 retry_cnt;
+	__u8 rnr_retry;
+	__u8 min_rnr_timer;
+	__u8 max_rd_atomic;
+	__u8 max_dest_rd_atomic;
+	__u8 rsvd0[2];
+	struct vrnic_av av;
+};
+
+static_assert(sizeof(struct vrnic_qp_attr) == 72, "vrnic_qp_attr");
+
+struct vrnic_aq_modify_qp {
+	struct vrnic_aq_hdr hdr;
+	__le32 qpn;
+	__le32 attr_mask;	/* VRNIC_QP_ATTR_* */
+	struct vrnic_qp_attr attr;
+	__u8 rsvd0[40];
+};
+
+static_assert(sizeof(struct vrnic_aq_modify_qp) == VRNIC_AQ_CMD_SIZE, "modify_qp");
+
+/*
+ * CREATE_SRQ: result = srqn. mem holds 2^log_depth receive WQEs of
+ * 2^wqe_shift bytes. MODIFY_SRQ: handle = srqn, VRNIC_SRQ_ATTR_LIMIT arms
+ * the limit event (fires once when fewer than limit WQEs remain, then
+ * disarms). QUERY_SRQ: vrnic_aq_query, index = srqn, answer vrnic_srq_attr.
+ */
+struct vrnic_aq_create_srq {
+	struct vrnic_aq_hdr hdr;
+	__le32 handle;		/* MODIFY_SRQ: srqn */
+	__le32 pdn;
+	__le32 uctx;
+	__le32 attr_mask;	/* MODIFY_SRQ: VRNIC_SRQ_ATTR_* */
+	__le32 limit;
+	__u8 log_depth;
+	__u8 wqe_shift;		/* 4..9 */
+	__u8 max_sge;
+	__u8 rsvd0;
+	struct vrnic_mem_desc mem;
+	__u8 rsvd1[24];
+};
+
+static_assert(sizeof(struct vrnic_aq_create_srq) == VRNIC_AQ_CMD_SIZE, "create_srq");
+#define VRNIC_SRQ_ATTR_LIMIT		VRNIC_BIT(1)	/* IB_SRQ_LIMIT */
+
+struct vrnic_srq_attr {
+	__le32 max_wr;
+	__le32 max_sge;
+	__le32 limit;
+	__le32 rsvd0;
+};
+
+static_assert(sizeof(struct vrnic_srq_attr) == 16, "vrnic_srq_attr");
+
+/*
+ * Work queue entries. Send WQE: a 64-byte header, then for UD/GSI a
+ * vrnic_av (32 bytes) and the destination (vrnic_ud_dest, 16 bytes) padded
+ * to 64, then either num_sge vrnic_sge or, with VRNIC_WQE_FLAG_INLINE,
+ * inline_len bytes of data. Receive WQE: a 16-byte header then num_sge
+ * vrnic_sge. The device copies each WQE in before looking at it.
+ */
+enum vrnic_wqe_opcode {
+	VRNIC_WQE_OP_SEND = 0,
+	VRNIC_WQE_OP_SEND_IMM = 1,
+	VRNIC_WQE_OP_SEND_INV = 2,
+	VRNIC_WQE_OP_RDMA_WRITE = 3,
+	VRNIC_WQE_OP_RDMA_WRITE_IMM = 4,
+	VRNIC_WQE_OP_RDMA_READ = 5,
+	VRNIC_WQE_OP_ATOMIC_CMP_SWP = 6,
+	VRNIC_WQE_OP_ATOMIC_FETCH_ADD = 7,
+};
+
+#define VRNIC_WQE_FLAG_SIGNALED		VRNIC_BIT(0)
+#define VRNIC_WQE_FLAG_SOLICITED	VRNIC_BIT(1)
+#define VRNIC_WQE_FLAG_INLINE		VRNIC_BIT(2)
+#define VRNIC_WQE_FLAG_FENCE		VRNIC_BIT(3)
+
+struct vrnic_send_wqe {
+	__le64 wr_id;
+	__u8 opcode;		/* enum vrnic_wqe_opcode */
+	__u8 flags;		/* VRNIC_WQE_FLAG_* */
+	__u8 num_sge;
+	__u8 rsvd0;
+	__le32 inline_len;
+	__le32 imm_data;	/* network order; SEND_INV: rkey to invalidate */
+	__le32 rkey;
+	__le64 remote_addr;
+	__le64 compare_add;	/* atomics */
+	__le64 swap;
+	__u8 rsvd1[16];
+};
+
+static_assert(sizeof(struct vrnic_send_wqe) == 64, "vrnic_send_wqe");
+
+struct vrnic_ud_dest {
+	__le32 dest_qpn;
+	__le32 qkey;		/* MSB set: use the QP's own Q_Key */
+	__u8 rsvd0[8];
+};
+
+static_assert(sizeof(struct vrnic_ud_dest) == 16, "vrnic_ud_dest");
+#define VRNIC_UD_SEG_SIZE		64	/* vrnic_av + vrnic_ud_dest + pad */
+
+struct vrnic_sge {
+	__le64 addr;
+	__le32 length;
+	__le32 lkey;
+};
+
+static_assert(sizeof(struct vrnic_sge) == 16, "vrnic_sge");
+
+struct vrnic_recv_wqe {
+	__le64 wr_id;
+	__u8 num_sge;
+	__u8 rsvd0[7];
+};
+
+static_assert(sizeof(struct vrnic_recv_wqe) == 16, "vrnic_recv_wqe");
 
 #endif /* VRNIC_HW_DEFS_H */

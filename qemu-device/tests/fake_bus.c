@@ -9,27 +9,54 @@ static bool in_mem(uint64_t addr, uint64_t len)
            addr - FAKE_MEM_BASE <= FAKE_MEM_SIZE - len;
 }
 
+/* Host pointer for [addr, addr + len), or NULL when it is not all backed. */
+static uint8_t *fake_map(FakeBus *f, uint64_t addr, uint64_t len)
+{
+    if (in_mem(addr, len)) {
+        return f->mem + (addr - FAKE_MEM_BASE);
+    }
+    for (unsigned i = 0; i < f->nalias; i++) {
+        if (addr >= f->alias[i].gpa && len <= f->alias[i].len &&
+            addr - f->alias[i].gpa <= f->alias[i].len - len) {
+            return f->mem + (f->alias[i].backing - FAKE_MEM_BASE) +
+                   (addr - f->alias[i].gpa);
+        }
+    }
+    return NULL;
+}
+
 static bool fake_dma_read(void *opaque, uint64_t addr, void *buf, uint64_t len)
 {
-    FakeBus *f = opaque;
+    uint8_t *p = fake_map(opaque, addr, len);
 
-    if (!in_mem(addr, len)) {
+    if (!p) {
         return false;
     }
-    memcpy(buf, f->mem + (addr - FAKE_MEM_BASE), len);
+    memcpy(buf, p, len);
     return true;
 }
 
 static bool fake_dma_write(void *opaque, uint64_t addr, const void *buf,
                            uint64_t len)
 {
-    FakeBus *f = opaque;
+    uint8_t *p = fake_map(opaque, addr, len);
 
-    if (!in_mem(addr, len)) {
+    if (!p) {
         return false;
     }
-    memcpy(f->mem + (addr - FAKE_MEM_BASE), buf, len);
+    memcpy(p, buf, len);
     return true;
+}
+
+void fake_alias(FakeBus *f, uint64_t gpa, uint64_t len, uint64_t backing)
+{
+    if (f->nalias == FAKE_MAX_ALIASES || !in_mem(backing, len)) {
+        abort();
+    }
+    f->alias[f->nalias].gpa = gpa;
+    f->alias[f->nalias].len = len;
+    f->alias[f->nalias].backing = backing;
+    f->nalias++;
 }
 
 static void fake_irq(void *opaque, unsigned vector)
@@ -88,7 +115,7 @@ VrnicConfig fake_default_config(void)
         .speed_mbps = 25000,
         .cmd_timeout_ms = 5000,
         .max_qp = 1024, .max_qp_wr = 4096, .max_sge = 16,
-        .max_cq = 1024, .max_cqe = 65536, .max_mr = 4096, .max_pd = 1024,
+        .max_cq = 1024, .max_cqe = 32768, .max_mr = 4096, .max_pd = 1024,
         .max_srq = 256, .max_srq_wr = 4096, .max_inline_data = 256,
         .max_qp_rd_atom = 16,
     };
@@ -111,6 +138,7 @@ FakeBus *fake_new(const VrnicConfig *cfg)
 
 void fake_free(FakeBus *f)
 {
+    vrnic_core_uninit(&f->core);
     free(f);
 }
 

@@ -13,7 +13,7 @@
 
 /* Guest memory is [FAKE_MEM_BASE, FAKE_MEM_BASE + FAKE_MEM_SIZE). */
 #define FAKE_MEM_BASE   0x10000000ull
-#define FAKE_MEM_SIZE   (1u << 20)
+#define FAKE_MEM_SIZE   (8u << 20)
 #define FAKE_UNMAPPED   0x40000000ull
 
 /* Fixed ring locations used by the helpers. */
@@ -25,7 +25,11 @@
 #define FAKE_RESP       (FAKE_MEM_BASE + 0x50000)
 #define FAKE_BUF        (FAKE_MEM_BASE + 0x60000)
 
+/* Object tests: rings, tables and buffers. */
+#define FAKE_OBJ_MEM    (FAKE_MEM_BASE + 0x100000)  /* 7 MiB for tests */
+
 #define FAKE_MAX_FRAMES 64
+#define FAKE_MAX_ALIASES 16
 
 typedef struct FakeBus {
     VrnicCore core;
@@ -36,6 +40,14 @@ typedef struct FakeBus {
     unsigned nframes;
     size_t frame_len[FAKE_MAX_FRAMES];
     uint8_t frames[FAKE_MAX_FRAMES][VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD];
+    /*
+     * Sparse "guest memory" far from the window: [gpa, gpa + len) is backed
+     * by mem at offset backing - FAKE_MEM_BASE. Lets translation tests use
+     * 1 GiB-aligned pages and huge MRs without 1 GiB of host memory.
+     */
+    struct { uint64_t gpa, len, backing; } alias[FAKE_MAX_ALIASES];
+    unsigned nalias;
+    uint64_t obj_next;  /* bump allocator in [FAKE_OBJ_MEM, window end) */
     uint16_t aq_pi;     /* helper's admin producer index */
     uint16_t cmd_id;
 } FakeBus;
@@ -53,7 +65,9 @@ void fake_wr64(FakeBus *f, uint64_t reg_lo, uint64_t val);
 
 /* Program and enable the admin queue with 2^log_depth entries, IRQ_EN on. */
 void fake_aq_enable(FakeBus *f, unsigned log_depth);
-/* Submit one raw 64-byte command, run the device, return its CQE slot. */
+/* Map [gpa, gpa + len) onto window memory at backing (see FakeBus.alias). */
+void fake_alias(FakeBus *f, uint64_t gpa, uint64_t len, uint64_t backing);
+/* Submit one raw 128-byte command, run the device, return its CQE slot. */
 struct vrnic_aq_cqe *fake_aq_exec(FakeBus *f, void *cmd);
 void fake_aeq_enable(FakeBus *f, unsigned log_depth);
 

@@ -69,7 +69,7 @@ TEST_F(aq, query_device_reports_config_and_guid)
     ASSERT_EQ(VRNIC_PCI_VENDOR_ID, le32toh(a->vendor_id));
     ASSERT_EQ(VRNIC_PCI_DEVICE_ID, le32toh(a->vendor_part_id));
     ASSERT_EQ(1024, le32toh(a->max_qp));
-    ASSERT_EQ(65536, le32toh(a->max_cqe));
+    ASSERT_EQ(32768, le32toh(a->max_cqe));
     ASSERT_EQ(4, le32toh(a->num_comp_vectors));
     ASSERT_EQ(0x7ffff000ull, le64toh(a->page_size_cap));
     ASSERT_EQ(0, memcmp(guid, a->node_guid, 8));

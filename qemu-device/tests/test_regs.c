@@ -87,6 +87,9 @@ TEST(config_validation)
     c.max_mtu = 9001;
     ASSERT_NE(NULL, vrnic_core_check_config(&c));
     c = fake_default_config();
+    c.max_cqe = 777;
+    ASSERT_NE(NULL, vrnic_core_check_config(&c));
+    c = fake_default_config();
     c.max_qp = 0;
     ASSERT_NE(NULL, vrnic_core_check_config(&c));
     c = fake_default_config();

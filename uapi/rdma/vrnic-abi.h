@@ -2,7 +2,14 @@
 /*
  * vrnic user/kernel ABI: the udata structs exchanged between libvrnic and
  * vrnic.ko. Rules (as in efa-abi.h): __u* types, 8-byte aligned structs,
- * comp_mask first, padding named reserved_<hex bit offset>.
+ * comp_mask first, padding named reserved_<hex bit offset>. Unknown
+ * comp_mask bits and non-zero reserved fields are refused (-EOPNOTSUPP /
+ * -EINVAL).
+ *
+ * Queue rings of user CQs, QPs and SRQs live in the process's own memory
+ * (buf_addr/buf_len, page-aligned): the kernel pins them and programs the
+ * device's translation tables, exactly as for an MR. Ring and WQE formats
+ * are those of vrnic_hw_defs.h.
  */
 #ifndef VRNIC_ABI_USER_H
 #define VRNIC_ABI_USER_H
@@ -17,10 +24,91 @@ struct vrnic_alloc_ucontext_cmd {
 	__aligned_u64 comp_mask;
 };
 
+/*
+ * db_mmap_key: mmap() offset of this context's doorbell page (4 KiB,
+ * uncached); db_page is its index in BAR2 (informational).
+ */
 struct vrnic_alloc_ucontext_resp {
 	__aligned_u64 comp_mask;
 	__u32 db_page_shift;	/* log2 of this context's doorbell page */
+	__u32 db_page;
+	__aligned_u64 db_mmap_key;
+	__u32 max_inline_data;
+	__u32 max_sge;
+};
+
+/*
+ * create_cq / resize_cq: the ring holds 2^log_depth CQEs followed by the
+ * 64-byte doorbell record (VRNIC_DBREC_SIZE); buf_len covers both.
+ */
+struct vrnic_create_cq_cmd {
+	__aligned_u64 comp_mask;
+	__aligned_u64 buf_addr;
+	__u32 buf_len;
+	__u32 log_depth;
+};
+
+struct vrnic_create_cq_resp {
+	__aligned_u64 comp_mask;
+	__u32 cqn;
 	__u32 reserved_60;
+};
+
+struct vrnic_resize_cq_cmd {
+	__aligned_u64 comp_mask;
+	__aligned_u64 buf_addr;
+	__u32 buf_len;
+	__u32 log_depth;
+};
+
+/*
+ * create_qp: one buffer, SQ ring at offset 0, RQ ring at rq_offset (unused
+ * with an SRQ). WQE sizes are 2^shift bytes (vrnic_hw_defs.h: CREATE_QP).
+ */
+struct vrnic_create_qp_cmd {
+	__aligned_u64 comp_mask;
+	__aligned_u64 buf_addr;
+	__u32 buf_len;
+	__u32 rq_offset;
+	__u8 sq_log_depth;
+	__u8 rq_log_depth;
+	__u8 sq_wqe_shift;
+	__u8 rq_wqe_shift;
+	__u32 reserved_e0;
+};
+
+struct vrnic_create_qp_resp {
+	__aligned_u64 comp_mask;
+	__u32 qpn;
+	__u32 max_inline;
+};
+
+struct vrnic_create_srq_cmd {
+	__aligned_u64 comp_mask;
+	__aligned_u64 buf_addr;
+	__u32 buf_len;
+	__u8 log_depth;
+	__u8 wqe_shift;
+	__u16 reserved_b0;
+};
+
+struct vrnic_create_srq_resp {
+	__aligned_u64 comp_mask;
+	__u32 srqn;
+	__u32 reserved_60;
+};
+
+/*
+ * create_ah: an AH is a software address vector; the kernel resolves dmac.
+ * The one exception to the 8-byte rule: the core response before this
+ * struct (ib_uverbs_create_ah_resp) is 4 bytes, so the struct must be
+ * 4-byte aligned or rdma-core's DECLARE_DRV_CMD cannot lay it out (same as
+ * efa_ibv_create_ah_resp and rxe_create_ah_resp): comp_mask is __u32.
+ */
+struct vrnic_create_ah_resp {
+	__u32 comp_mask;
+	__u8 dmac[6];
+	__u16 reserved_50;
 };
 
 #endif /* VRNIC_ABI_USER_H */

@@ -18,5 +18,21 @@
 #ifndef MIN
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #endif
+#ifndef MAX
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#endif
+
+/* glib's allocator as QEMU code uses it: zeroed, never NULL. */
+static inline void *vrnic_test_calloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+
+    if (!p) {
+        abort();
+    }
+    return p;
+}
+#define g_new0(type, n) ((type *)vrnic_test_calloc((n), sizeof(type)))
+#define g_free(p) free(p)
 
 #endif

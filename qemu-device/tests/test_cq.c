@@ -1,0 +1,349 @@
+/*
+ * vrnic core: completion EQs and CQs - EQE on the right vector, CQE phase,
+ * overflow (CQ_ERR, nothing past the end), arm next/solicited and the
+ * missed-event rule, arm doorbell checks, resize, limits.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "obj_helpers.h"
+#include "kselftest_harness.h"
+
+FIXTURE(cq) {
+    FakeBus *f;
+    uint32_t eqn;   /* on vector 4 */
+};
+
+FIXTURE_SETUP(cq)
+{
+    self->f = obj_bus(NULL);
+    self->eqn = create_eq(self->f, 4, 3);
+    ASSERT_EQ(3, self->eqn);
+}
+
+FIXTURE_TEARDOWN(cq)
+{
+    fake_free(self->f);
+}
+
+static struct vrnic_eqe *eqe_at(FakeBus *f, uint32_t eqn, unsigned i)
+{
+    return fake_ptr(f, eq_ring(f, eqn) + (i % 8) * VRNIC_EQE_SIZE);
+}
+
+TEST_F(cq, eq_create_checks)
+{
+    FakeBus *f = self->f;
+    AnyCmd c;
+    uint64_t r;
+
+    cmd_init(&c, VRNIC_AQ_OP_CREATE_EQ);
+    c.eq.ring_addr = htole64(obj_alloc(f, 4096, 64));
+    c.eq.log_depth = htole32(2);
+    c.eq.vector = htole32(VRNIC_VEC_ETH);               /* not a comp vector */
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.eq.vector = htole32(6);                           /* total = 6 */
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.eq.vector = htole32(4);                           /* taken */
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_STATE, run(f, &c, NULL));
+    c.eq.vector = htole32(2);
+    c.eq.log_depth = 0;
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.eq.log_depth = htole32(VRNIC_EQ_MAX_LOG_DEPTH + 1);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.eq.log_depth = htole32(2);
+    c.eq.ring_addr = htole64(le64toh(c.eq.ring_addr) + 32);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.eq.ring_addr = htole64(~0ull & ~63ull);           /* would wrap */
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.eq.ring_addr = htole64(obj_alloc(f, 4096, 64));
+    c.eq.rsvd0[0] = 1;
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.eq.rsvd0[0] = 0;
+    ASSERT_EQ(VRNIC_AQ_STS_OK, run(f, &c, &r));
+    ASSERT_EQ(1, r);                                    /* eqn = vector - 1 */
+    ASSERT_EQ(VRNIC_AQ_STS_OK, destroy(f, VRNIC_AQ_OP_DESTROY_EQ, 1));
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_INDEX, destroy(f, VRNIC_AQ_OP_DESTROY_EQ, 1));
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_INDEX, destroy(f, VRNIC_AQ_OP_DESTROY_EQ, 5));
+}
+
+TEST_F(cq, cqe_phase_and_eqe_on_the_right_vector)
+{
+    FakeBus *f = self->f;
+    uint64_t ring;
+    uint32_t cqn = create_cq(f, self->eqn, 1, 0, &ring);
+    struct vrnic_eqe *e;
+
+    ASSERT_EQ(1, cqn);
+    fake_wr(f, VRNIC_REG_EQ_CI(self->eqn), VRNIC_AEQ_CI_ARM);
+    db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, 0);
+    ASSERT_TRUE(post_cqe(f, cqn, 0x1111, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(0x1111, le64toh(cqe_at(f, ring, 1, 0)->wr_id));
+    ASSERT_EQ(VRNIC_CQE_INFO_PHASE, le32toh(cqe_at(f, ring, 1, 0)->info));
+    e = eqe_at(f, self->eqn, 0);
+    ASSERT_EQ(cqn, le32toh(e->cqn));
+    ASSERT_EQ(VRNIC_OWNER_PHASE, le32toh(e->owner));
+    ASSERT_EQ(1, f->irqs[4]);
+    for (int v = 0; v < 6; v++) {
+        if (v != 4 && v != VRNIC_VEC_ADMIN) {
+            ASSERT_EQ(0, f->irqs[v]);
+        }
+    }
+    /* Phase flips on the wrap (depth 2): the 3rd CQE is slot 0, phase 0. */
+    cq_set_ci(f, ring, 1, 1);
+    ASSERT_TRUE(post_cqe(f, cqn, 0x2222, VRNIC_WC_SUCCESS, 0));
+    cq_set_ci(f, ring, 1, 2);
+    ASSERT_TRUE(post_cqe(f, cqn, 0x3333, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(0x3333, le64toh(cqe_at(f, ring, 1, 2)->wr_id));
+    ASSERT_EQ(0, le32toh(cqe_at(f, ring, 1, 2)->info));
+    /* One event per arm: no second EQE. */
+    ASSERT_EQ(1, f->core.obj.eqs[self->eqn].pi);
+}
+
+TEST_F(cq, overflow_stops_cq_posts_cq_err_once)
+{
+    FakeBus *f = self->f;
+    uint64_t ring;
+    uint32_t cqn = create_cq(f, self->eqn, 2, 0, &ring);
+    AnyCmd c;
+
+    for (int i = 0; i < 4; i++) {
+        ASSERT_TRUE(post_cqe(f, cqn, i, VRNIC_WC_SUCCESS, 0));
+    }
+    /* Full (consumer still at 0): the 5th overruns. */
+    ASSERT_FALSE(post_cqe(f, cqn, 4, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(0, le64toh(cqe_at(f, ring, 2, 0)->wr_id));    /* not overwritten */
+    ASSERT_EQ(VRNIC_CQE_INFO_PHASE, le32toh(cqe_at(f, ring, 2, 0)->info));
+    ASSERT_EQ(VRNIC_AEQ_EV_CQ_ERR, le32toh(aeqe_at(f, 0)->event));
+    ASSERT_EQ(cqn, le32toh(aeqe_at(f, 0)->data));
+    ASSERT_EQ(1, f->core.stats.cq_overflows);
+    /* Stopped for good: even after the consumer catches up. */
+    cq_set_ci(f, ring, 2, 4);
+    ASSERT_FALSE(post_cqe(f, cqn, 5, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(1, f->core.aeq.pi);
+    /* A stopped CQ cannot be resized; it can be destroyed. */
+    cmd_init(&c, VRNIC_AQ_OP_RESIZE_CQ);
+    c.cq.handle = htole32(cqn);
+    c.cq.log_depth = htole32(3);
+    mem_inline(&c.cq.mem, obj_alloc(f, 4096, 4096), 8 * 32 + 64);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_STATE, run(f, &c, NULL));
+    ASSERT_EQ(VRNIC_AQ_STS_OK, destroy(f, VRNIC_AQ_OP_DESTROY_CQ, cqn));
+}
+
+TEST_F(cq, bogus_dbrec_or_unmapped_ring_is_cq_error)
+{
+    FakeBus *f = self->f;
+    uint64_t ring;
+    uint32_t cqn = create_cq(f, self->eqn, 2, 0, &ring);
+    AnyCmd c;
+    uint64_t r;
+
+    cq_set_ci(f, ring, 2, 7);   /* ahead of the producer (0) */
+    ASSERT_FALSE(post_cqe(f, cqn, 1, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(VRNIC_AEQ_EV_CQ_ERR, le32toh(aeqe_at(f, 0)->event));
+    /* A CQ whose dbrec page is not mapped: depth 128 = one full page of
+     * CQEs, dbrec on the second page, which points at nothing. */
+    cmd_init(&c, VRNIC_AQ_OP_CREATE_CQ);
+    c.cq.eqn = htole32(self->eqn);
+    c.cq.log_depth = htole32(7);
+    mem_inline(&c.cq.mem, obj_alloc(f, 4096, 4096), 4096 + 64);
+    c.cq.mem.pages[1] = htole64(FAKE_UNMAPPED);
+    ASSERT_EQ(VRNIC_AQ_STS_OK, run(f, &c, &r));
+    ASSERT_FALSE(post_cqe(f, r, 1, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(VRNIC_AEQ_EV_CQ_ERR, le32toh(aeqe_at(f, 1)->event));
+    ASSERT_EQ(r, le32toh(aeqe_at(f, 1)->data));
+    ASSERT_FALSE(f->core.fatal);
+}
+
+TEST_F(cq, arm_solicited_fires_on_solicited_or_error_only)
+{
+    FakeBus *f = self->f;
+    uint64_t ring;
+    uint32_t cqn = create_cq(f, self->eqn, 3, 0, &ring);
+    VrnicEq *eq = &f->core.obj.eqs[self->eqn];
+
+    db(f, 0, VRNIC_DB_CQ_ARM_SOLICITED, cqn, 0);
+    ASSERT_TRUE(post_cqe(f, cqn, 1, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(0, eq->pi);
+    ASSERT_TRUE(post_cqe(f, cqn, 2, VRNIC_WC_SUCCESS,
+                         VRNIC_CQE_FLAG_SOLICITED));
+    ASSERT_EQ(1, eq->pi);
+    cq_set_ci(f, ring, 3, 2);
+    db(f, 0, VRNIC_DB_CQ_ARM_SOLICITED, cqn, 2);
+    ASSERT_TRUE(post_cqe(f, cqn, 3, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(1, eq->pi);
+    ASSERT_TRUE(post_cqe(f, cqn, 4, VRNIC_WC_WR_FLUSH_ERR, 0));
+    ASSERT_EQ(2, eq->pi);
+    /* ARM_NEXT after ARM_SOLICITED upgrades it. */
+    cq_set_ci(f, ring, 3, 4);
+    db(f, 0, VRNIC_DB_CQ_ARM_SOLICITED, cqn, 4);
+    db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, 4);
+    ASSERT_TRUE(post_cqe(f, cqn, 5, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(3, eq->pi);
+    /* Not armed: no event. */
+    ASSERT_TRUE(post_cqe(f, cqn, 6, VRNIC_WC_SUCCESS, VRNIC_CQE_FLAG_SOLICITED));
+    ASSERT_EQ(3, eq->pi);
+}
+
+TEST_F(cq, missed_event_rule)
+{
+    FakeBus *f = self->f;
+    uint64_t ring;
+    uint32_t cqn = create_cq(f, self->eqn, 3, 0, &ring);
+    VrnicEq *eq = &f->core.obj.eqs[self->eqn];
+
+    /* A CQE lands while nobody is armed. */
+    ASSERT_TRUE(post_cqe(f, cqn, 1, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(0, eq->pi);
+    /* The consumer arms having seen nothing (ci 0): the event is due at
+     * once - written from the bottom half, not the MMIO handler. */
+    fake_wr(f, VRNIC_REG_EQ_CI(self->eqn), VRNIC_AEQ_CI_ARM);
+    db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, 0);
+    ASSERT_EQ(0, eq->pi);
+    ASSERT_TRUE(f->pending[VRNIC_WORK_QUEUES]);
+    fake_settle(f);
+    ASSERT_EQ(1, eq->pi);
+    ASSERT_EQ(cqn, le32toh(eqe_at(f, self->eqn, 0)->cqn));
+    ASSERT_EQ(1, f->irqs[4]);
+    /* Arming at the producer (ci 1, everything seen): waits for the next. */
+    db(f, 0, VRNIC_DB_CQ_ARM_SOLICITED, cqn, 1);
+    fake_settle(f);
+    ASSERT_EQ(1, eq->pi);
+    /* Same rule for ARM_SOLICITED with unseen CQEs. */
+    ASSERT_TRUE(post_cqe(f, cqn, 2, VRNIC_WC_SUCCESS, 0));
+    db(f, 0, VRNIC_DB_CQ_ARM_SOLICITED, cqn, 1);
+    fake_settle(f);
+    ASSERT_EQ(2, eq->pi);
+    /* EQ not re-armed by the driver: EQE written, no interrupt. */
+    ASSERT_EQ(1, f->irqs[4]);
+    /* EQ_CI arm with unread EQEs interrupts at once. */
+    fake_wr(f, VRNIC_REG_EQ_CI(self->eqn), 1 | VRNIC_AEQ_CI_ARM);
+    ASSERT_EQ(2, f->irqs[4]);
+}
+
+TEST_F(cq, arm_doorbell_and_eq_ci_checks)
+{
+    FakeBus *f = self->f;
+    uint32_t user = create_cq(f, self->eqn, 2, 5, NULL);   /* page 5's CQ */
+    uint64_t errs = f->core.stats.guest_errors;
+
+    db(f, 0, VRNIC_DB_CQ_ARM_NEXT, user, 0);        /* kernel page */
+    db(f, 6, VRNIC_DB_CQ_ARM_NEXT, user, 0);        /* another process */
+    ASSERT_EQ(VRNIC_CQ_ARM_NONE, f->core.obj.cqs[user].arm);
+    db(f, 5, VRNIC_DB_CQ_ARM_NEXT, 99, 0);          /* no such CQ */
+    db(f, 5, VRNIC_DB_CQ_ARM_NEXT, user, 9);        /* ci past producer */
+    db(f, 5, 0x14, user, 0);                        /* no doorbell there */
+    vrnic_core_db_write(&f->core, 64 * 4096, user); /* past BAR2 */
+    ASSERT_EQ(errs + 6, f->core.stats.guest_errors);
+    ASSERT_EQ(VRNIC_CQ_ARM_NONE, f->core.obj.cqs[user].arm);
+    db(f, 5, VRNIC_DB_CQ_ARM_NEXT, user, 0);
+    ASSERT_EQ(VRNIC_CQ_ARM_NEXT, f->core.obj.cqs[user].arm);
+    /* EQ_CI: unknown EQ, reserved bits, ci past producer. */
+    fake_wr(f, VRNIC_REG_EQ_CI(1), VRNIC_AEQ_CI_ARM);
+    fake_wr(f, VRNIC_REG_EQ_CI(self->eqn), 0x10000);
+    fake_wr(f, VRNIC_REG_EQ_CI(self->eqn), 3);
+    fake_wr(f, VRNIC_REG_EQ_CI(5), 0);              /* past num_comp */
+    ASSERT_EQ(errs + 10, f->core.stats.guest_errors);
+    ASSERT_FALSE(f->core.obj.eqs[self->eqn].armed);
+}
+
+TEST_F(cq, eq_overflow_loses_events_and_counts)
+{
+    FakeBus *f = self->f;
+    uint32_t cqn = create_cq(f, self->eqn, 5, 0, NULL);
+
+    /* EQ depth 8: 9 armed CQEs -> 8 EQEs, 1 lost. */
+    for (int i = 0; i < 9; i++) {
+        db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, i);
+        ASSERT_TRUE(post_cqe(f, cqn, i, VRNIC_WC_SUCCESS, 0));
+    }
+    ASSERT_EQ(8, f->core.obj.eqs[self->eqn].pi);
+    ASSERT_EQ(1, f->core.stats.eq_overflows);
+}
+
+TEST_F(cq, resize_copies_unconsumed_cqes)
+{
+    FakeBus *f = self->f;
+    uint64_t ring, nring = obj_alloc(f, 4096, 4096);
+    uint32_t cqn = create_cq(f, self->eqn, 2, 0, &ring);
+    AnyCmd c;
+
+    for (int i = 0; i < 4; i++) {
+        ASSERT_TRUE(post_cqe(f, cqn, 0x100 + i, VRNIC_WC_SUCCESS, 0));
+    }
+    cq_set_ci(f, ring, 2, 1);           /* 3 unconsumed */
+    memset(fake_ptr(f, nring), 0xee, 4096);
+    cmd_init(&c, VRNIC_AQ_OP_RESIZE_CQ);
+    c.cq.handle = htole32(cqn);
+    c.cq.log_depth = htole32(1);        /* 2 slots: does not fit */
+    mem_inline(&c.cq.mem, nring, 2 * 32 + 64);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    ASSERT_EQ(2, f->core.obj.cqs[cqn].log_depth);
+    c.cq.log_depth = htole32(3);
+    mem_inline(&c.cq.mem, nring, 8 * 32 + 32);  /* too short for dbrec */
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    mem_inline(&c.cq.mem, nring, 8 * 32 + 64);
+    c.cq.handle = htole32(cqn + 1);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_INDEX, run(f, &c, NULL));
+    c.cq.handle = htole32(cqn);
+    ASSERT_EQ(VRNIC_AQ_STS_OK, run(f, &c, NULL));
+    for (int i = 0; i < 3; i++) {
+        ASSERT_EQ(0x101 + i, le64toh(cqe_at(f, nring, 3, i)->wr_id));
+        ASSERT_EQ(VRNIC_CQE_INFO_PHASE, le32toh(cqe_at(f, nring, 3, i)->info));
+    }
+    ASSERT_EQ(0, *(uint32_t *)fake_ptr(f, nring + 8 * 32));  /* dbrec.ci */
+    ASSERT_TRUE(post_cqe(f, cqn, 0x200, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(0x200, le64toh(cqe_at(f, nring, 3, 3)->wr_id));
+    ASSERT_EQ(4, f->core.obj.cqs[cqn].pi);
+}
+
+TEST_F(cq, create_checks_and_limits)
+{
+    VrnicConfig cfg = fake_default_config();
+    FakeBus *f = self->f, *g;
+    AnyCmd c;
+
+    cmd_init(&c, VRNIC_AQ_OP_CREATE_CQ);
+    c.cq.eqn = htole32(self->eqn);
+    c.cq.log_depth = htole32(16);       /* > 15 and > log2(max_cqe) */
+    mem_inline(&c.cq.mem, obj_alloc(f, 4096, 4096), 4096);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.cq.log_depth = 0;
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.cq.log_depth = htole32(2);
+    c.cq.eqn = htole32(1);              /* no EQ on vector 2 */
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_INDEX, run(f, &c, NULL));
+    c.cq.eqn = htole32(self->eqn);
+    c.cq.uctx = htole32(64);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.cq.uctx = 0;
+    c.cq.handle = htole32(1);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.cq.handle = 0;
+    c.cq.rsvd0[31] = 1;
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.cq.rsvd0[31] = 0;
+    c.cq.mem.iova = htole64(le64toh(c.cq.mem.iova) + 32);  /* unaligned */
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    ASSERT_EQ(0, f->core.obj.n_cqs);
+    /* The EQ with a CQ cannot go. */
+    ASSERT_NE(0, create_cq(f, self->eqn, 2, 0, NULL));
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_STATE, destroy(f, VRNIC_AQ_OP_DESTROY_EQ,
+                                              self->eqn));
+
+    cfg.max_cq = 3;
+    g = obj_bus(&cfg);
+    ASSERT_EQ(1, create_eq(g, 2, 2));
+    for (int i = 0; i < 3; i++) {
+        ASSERT_EQ(i + 1, create_cq(g, 1, 1, 0, NULL));
+    }
+    cmd_init(&c, VRNIC_AQ_OP_CREATE_CQ);
+    c.cq.eqn = htole32(1);
+    c.cq.log_depth = htole32(1);
+    mem_inline(&c.cq.mem, obj_alloc(g, 4096, 4096), 128);
+    ASSERT_EQ(VRNIC_AQ_STS_NO_RESOURCES, run(g, &c, NULL));
+    ASSERT_EQ(VRNIC_AQ_STS_OK, destroy(g, VRNIC_AQ_OP_DESTROY_CQ, 2));
+    ASSERT_EQ(VRNIC_AQ_STS_OK, run(g, &c, NULL));
+    fake_free(g);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,198 @@
+/*
+ * vrnic memory translation: validating a vrnic_mem_desc, walking its page
+ * tables, and DMA through the result. Used by MRs and by every queue ring
+ * that lives in translated memory (CQs, QPs, SRQs).
+ *
+ * Rules (uapi/vrnic_hw_defs.h, "Memory descriptor"):
+ *  - 12 <= page_shift <= 30, levels <= 3, no other flag bits;
+ *  - 0 < length <= VRNIC_MAX_MR_SIZE and iova + length does not wrap;
+ *  - npages equals the number of pages [iova, iova + length) touches and
+ *    fits the levels (6 inline, 512, 512^2, 512^3);
+ *  - inline page addresses (levels 0) are page-aligned, the root table
+ *    (levels >= 1) is 4 KiB-aligned.
+ * Table pages and table entries are read from guest memory on every access:
+ * the device caches nothing, so a driver that rewrites its tables changes the
+ * translation at once, and a bad entry (unaligned page or table address,
+ * unreadable table) fails that one access - never the device.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "vrnic_core_int.h"
+
+#define VRNIC_TABLE_SHIFT   9       /* 512 entries per 4 KiB table page */
+#define VRNIC_TABLE_PAGE    4096ull
+
+static uint64_t vrnic_mem_max_pages(uint32_t levels)
+{
+    return levels == 0 ? VRNIC_MEM_INLINE_PAGES :
+           1ull << (VRNIC_TABLE_SHIFT * levels);
+}
+
+uint8_t vrnic_mem_parse(VrnicCore *core, const struct vrnic_mem_desc *d,
+                        VrnicMem *m)
+{
+    uint32_t flags = le32_to_cpu(d->flags);
+    uint32_t shift = VRNIC_FIELD_GET(VRNIC_MEM_PAGE_SHIFT_MASK, flags);
+    uint32_t levels = VRNIC_FIELD_GET(VRNIC_MEM_LEVELS_MASK, flags);
+    uint64_t iova = le64_to_cpu(d->iova);
+    uint64_t length = le64_to_cpu(d->length);
+    uint32_t npages = le32_to_cpu(d->npages);
+    uint64_t want;
+
+    memset(m, 0, sizeof(*m));
+    if (flags & ~(VRNIC_MEM_PAGE_SHIFT_MASK | VRNIC_MEM_LEVELS_MASK)) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem flags", flags);
+    }
+    if (shift < 12 || shift > 30) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem page_shift", shift);
+    }
+    if (levels > VRNIC_MEM_MAX_LEVELS) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem levels", levels);
+    }
+    if (length == 0 || length > VRNIC_MAX_MR_SIZE || iova + length < iova) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem length", length);
+    }
+    want = ((iova + length - 1) >> shift) - (iova >> shift) + 1;
+    if (npages != want) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem npages", npages);
+    }
+    if (npages > vrnic_mem_max_pages(levels)) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem npages for levels",
+                            npages);
+    }
+    m->iova = iova;
+    m->length = length;
+    m->page_shift = shift;
+    m->levels = levels;
+    m->npages = npages;
+    for (int i = 0; i < VRNIC_MEM_INLINE_PAGES; i++) {
+        m->pages[i] = le64_to_cpu(d->pages[i]);
+    }
+    if (levels == 0) {
+        for (uint32_t i = 0; i < npages; i++) {
+            if (m->pages[i] & ((1ull << shift) - 1)) {
+                return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD,
+                                    "mem inline page unaligned", m->pages[i]);
+            }
+        }
+    } else if (m->pages[0] & (VRNIC_TABLE_PAGE - 1)) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem table unaligned",
+                            m->pages[0]);
+    }
+    return VRNIC_AQ_STS_OK;
+}
+
+void vrnic_mem_init_dma(VrnicMem *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->dma = true;
+    m->length = ~0ull;
+}
+
+bool vrnic_mem_contains(const VrnicMem *m, uint64_t addr, uint64_t len)
+{
+    /* Written so that nothing can wrap: addr + len is never computed. */
+    return addr >= m->iova && len <= m->length &&
+           addr - m->iova <= m->length - len;
+}
+
+/*
+ * DMA address of page idx, walking the tables (levels >= 1) from the root.
+ * The top level is indexed by the highest 9-bit group of idx.
+ */
+bool vrnic_mem_page(VrnicCore *core, const VrnicMem *m, uint64_t idx,
+                    uint64_t *pa)
+{
+    uint64_t addr;
+
+    if (m->dma || idx >= m->npages) {
+        return false;
+    }
+    if (m->levels == 0) {
+        addr = m->pages[idx];
+    } else {
+        addr = m->pages[0];
+        for (int l = m->levels - 1; l >= 0; l--) {
+            uint64_t slot = (idx >> (VRNIC_TABLE_SHIFT * l)) &
+                            (VRNIC_MEM_TABLE_ENTRIES - 1);
+            uint64_t entry;
+
+            if (addr & (VRNIC_TABLE_PAGE - 1)) {
+                VRNIC_GUEST_ERR(core, vrnic_err_xlate, "table 0x%" PRIx64
+                                " for page %" PRIu64 " unaligned", addr, idx);
+                return false;
+            }
+            if (!vrnic_dma_read(core, addr + slot * 8, &entry,
+                                sizeof(entry))) {
+                VRNIC_GUEST_ERR(core, vrnic_err_xlate, "table 0x%" PRIx64
+                                " for page %" PRIu64 " unreadable", addr, idx);
+                return false;
+            }
+            addr = le64_to_cpu(entry);
+        }
+    }
+    if (addr & ((1ull << m->page_shift) - 1)) {
+        VRNIC_GUEST_ERR(core, vrnic_err_xlate, "page 0x%" PRIx64
+                        " (index %" PRIu64 ") not page-aligned", addr, idx);
+        return false;
+    }
+    *pa = addr;
+    return true;
+}
+
+/*
+ * Read or write [addr, addr + len) of translated memory, one page at a
+ * time. False when the range is outside the memory, a table is bad or the
+ * bus refused the access; a write may then have been partly done.
+ */
+bool vrnic_mem_rw(VrnicCore *core, const VrnicMem *m, uint64_t addr,
+                  void *buf, uint64_t len, bool write)
+{
+    uint8_t *p = buf;
+    uint64_t psz, off;
+
+    if (!vrnic_mem_contains(m, addr, len)) {
+        return false;
+    }
+    if (m->dma) {
+        return write ? vrnic_dma_write(core, addr, buf, len) :
+                       vrnic_dma_read(core, addr, buf, len);
+    }
+    psz = 1ull << m->page_shift;
+    off = addr - (m->iova & ~(psz - 1));
+    while (len) {
+        uint64_t in = off & (psz - 1);
+        uint64_t chunk = MIN(len, psz - in);
+        uint64_t pa;
+        bool ok;
+
+        if (!vrnic_mem_page(core, m, off >> m->page_shift, &pa)) {
+            return false;
+        }
+        ok = write ? vrnic_dma_write(core, pa + in, p, chunk) :
+                     vrnic_dma_read(core, pa + in, p, chunk);
+        if (!ok) {
+            return false;
+        }
+        p += chunk;
+        off += chunk;
+        len -= chunk;
+    }
+    return true;
+}
+
+/* Ring helpers: offsets are relative to the start of the memory (iova). */
+bool vrnic_mem_read_at(VrnicCore *core, const VrnicMem *m, uint64_t offset,
+                       void *buf, uint64_t len)
+{
+    return offset <= m->length &&
+           vrnic_mem_rw(core, m, m->iova + offset, buf, len, false);
+}
+
+bool vrnic_mem_write_at(VrnicCore *core, const VrnicMem *m, uint64_t offset,
+                        const void *buf, uint64_t len)
+{
+    return offset <= m->length &&
+           vrnic_mem_rw(core, m, m->iova + offset, (void *)buf, len, true);
+}

@@ -1,0 +1,127 @@
+/*
+ * vrnic device objects (interface 1.1): the device's own copies of protection
+ * domains, memory regions, event queues, completion queues, queue pairs and
+ * shared receive queues. Everything here was validated when the admin command
+ * that created it ran; guest memory is only ever reached through a VrnicMem
+ * (translated) or an EQ base (contiguous kernel memory).
+ *
+ * Tables are indexed by object number (0 is never valid) and sized from the
+ * -device max-* properties at realize; device reset returns every entry to
+ * "not live". Every object starts with `bool live` so one allocator serves
+ * all tables.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_VRNIC_OBJ_H
+#define HW_VRNIC_OBJ_H
+
+#include "uapi/vrnic_hw_defs.h"
+
+/*
+ * A validated vrnic_mem_desc (see the header): [iova, iova + length) split
+ * into 2^page_shift pages whose addresses sit inline (levels 0) or in 1..3
+ * levels of 4 KiB tables. A DMA MR (dma = true) translates identity and has
+ * no pages.
+ */
+typedef struct VrnicMem {
+    uint64_t iova;
+    uint64_t length;
+    uint32_t page_shift;
+    uint32_t levels;
+    uint32_t npages;
+    bool dma;
+    uint64_t pages[VRNIC_MEM_INLINE_PAGES];
+} VrnicMem;
+
+typedef struct VrnicPd {
+    bool live;
+    uint32_t uctx;      /* doorbell page of the owning context, 0 = kernel */
+    uint32_t refs;      /* MRs, QPs and SRQs using it */
+} VrnicPd;
+
+typedef struct VrnicMr {
+    bool live;
+    uint8_t key_byte;   /* bits 7:0 of the only key that currently works */
+    uint32_t pdn;
+    uint32_t access;    /* VRNIC_ACCESS_*; LOCAL_READ is implicit */
+    uint32_t flags;     /* VRNIC_MR_FLAG_* */
+    VrnicMem mem;
+} VrnicMr;
+
+/* Completion event queue: kernel memory, contiguous, eqn = vector - 1. */
+typedef struct VrnicEq {
+    bool live;
+    uint64_t base;
+    uint32_t log_depth;
+    uint32_t vector;
+    uint16_t pi;        /* device: next EQE slot */
+    uint16_t ci;        /* driver, through VRNIC_REG_EQ_CI(eqn) */
+    bool armed;
+    uint32_t refs;      /* CQs bound to it */
+} VrnicEq;
+
+typedef enum VrnicCqArm {
+    VRNIC_CQ_ARM_NONE,
+    VRNIC_CQ_ARM_NEXT,
+    VRNIC_CQ_ARM_SOLICITED,
+} VrnicCqArm;
+
+typedef struct VrnicCq {
+    bool live;
+    bool error;         /* overrun or DMA error: no more CQEs, ever */
+    bool notify;        /* an arm found CQEs pending: EQE due from the BH */
+    uint8_t arm;        /* VrnicCqArm */
+    uint32_t eqn;
+    uint32_t uctx;
+    uint32_t log_depth;
+    uint16_t pi;        /* device producer index (free-running) */
+    uint32_t refs;      /* QPs using it as send or recv CQ */
+    VrnicMem mem;       /* ring of CQEs, then the vrnic_cq_dbrec */
+} VrnicCq;
+
+/*
+ * One work queue ring (SQ, RQ or SRQ) inside its owner's memory: entries of
+ * 2^wqe_shift bytes at offset. pi is the producer index from the doorbell;
+ * ci is the device's consumer index - every WQE in [ci, pi) is outstanding
+ * (the transport will consume from ci; flush completes all of them).
+ */
+typedef struct VrnicWq {
+    uint32_t log_depth;     /* 0: no such queue */
+    uint32_t wqe_shift;
+    uint64_t offset;
+    uint16_t pi;
+    uint16_t ci;
+} VrnicWq;
+
+typedef struct VrnicSrq {
+    bool live;
+    uint32_t pdn;
+    uint32_t uctx;
+    uint32_t max_sge;
+    uint32_t limit;     /* 0 = limit event not armed */
+    uint32_t refs;      /* QPs attached */
+    VrnicWq wq;
+    VrnicMem mem;
+} VrnicSrq;
+
+typedef struct VrnicQp {
+    bool live;
+    bool pending;       /* doorbell or state change: the queue BH looks at it */
+    bool fatal_sent;    /* one QP_FATAL per trip to ERR */
+    uint8_t type;       /* enum vrnic_qp_type */
+    uint8_t state;      /* enum vrnic_qp_state */
+    uint32_t pdn;
+    uint32_t send_cqn;
+    uint32_t recv_cqn;
+    uint32_t srqn;
+    uint32_t uctx;
+    uint32_t max_send_sge;
+    uint32_t max_recv_sge;
+    uint32_t max_inline;
+    VrnicWq sq;
+    VrnicWq rq;
+    VrnicMem mem;
+    struct vrnic_qp_attr attr;  /* as last applied, little-endian */
+} VrnicQp;
+
+#endif
