@@ -6,10 +6,15 @@
 #ifndef VRNIC_H
 #define VRNIC_H
 
+#include <linux/bitfield.h>
+#include <linux/idr.h>
+#include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
 #include "vrnic_hw_defs.h"
@@ -29,6 +34,34 @@ struct vrnic_aeq {
 	u16 depth;
 	u8 log_depth;
 	u16 ci;			/* free-running; only the vector 0 handler */
+};
+
+/* Completion EQs (one per completion vector, vectors 2..) */
+#define VRNIC_EQ_LOG_DEPTH	12	/* 4096 events: one per armed CQ */
+#define VRNIC_EQ_POLL_BUDGET	64	/* EQEs per interrupt, then re-arm */
+
+struct vrnic_eq {
+	struct vrnic_dev *vdev;
+	struct vrnic_eqe *ring;
+	dma_addr_t dma;
+	u32 eqn;		/* device number, 1..num_comp_vectors */
+	u16 ci;			/* free-running; only this EQ's IRQ handler */
+	u16 depth;
+	u8 log_depth;
+	int irq;
+	char irq_name[VRNIC_IRQ_NAME_LEN];
+};
+
+/* Objects counted for debugfs res_count (kernel's included) */
+enum vrnic_res_type {
+	VRNIC_RES_PD,
+	VRNIC_RES_MR,
+	VRNIC_RES_CQ,
+	VRNIC_RES_QP,
+	VRNIC_RES_SRQ,
+	VRNIC_RES_AH,
+	VRNIC_RES_UCTX,
+	VRNIC_RES_MAX
 };
 
 struct vrnic_dev {
@@ -68,10 +101,170 @@ struct vrnic_dev {
 	bool ib_live;		/* ibdev registered: events may be dispatched */
 
 	struct dentry *debugfs;
+	/* debugfs mr_query: the key last written; read queries it */
+	struct mutex mr_query_lock;
+	u32 mr_query_key;
+
+	/* ---- objects (interface 1.1) ---- */
+	bool has_objects;	/* device speaks interface >= 1.1 */
+	void __iomem *db;	/* BAR2 page 0: the kernel's doorbell page */
+	resource_size_t db_bar_start;
+	struct ida db_ida;	/* BAR2 pages 1..db_num_pages-1 for ucontexts */
+	struct vrnic_eq *eqs;	/* num_eqs completion EQs, index = vector */
+	u32 num_eqs;
+	u64 pgsz_bitmap;	/* MR page sizes: device cap & VRNIC_PAGE_SIZE_CAP */
+	atomic_t key_byte;	/* next consumer key byte for REG_MR */
+	atomic_t res_count[VRNIC_RES_MAX];
+
+	/*
+	 * Objects by device number, for event dispatch. Entries are stored
+	 * once the object is complete and erased (xa_cmpxchg: only if still
+	 * ours, the device may have reused the number) after its DESTROY
+	 * command. IRQ lookup rule (STYLE 1.8 (b)): the EQ and AEQ handlers
+	 * use a bare xa_load(); destroy erases and then calls
+	 * synchronize_irq() on every vector that can look the object up (the
+	 * CQ's EQ vector and vector 0) before freeing it. Kernel poll_cq also
+	 * looks QPs up, under the CQ lock: destroy_qp erases the QP under the
+	 * locks of both of its CQs.
+	 */
+	struct xarray cq_xa;
+	struct xarray qp_xa;
+	struct xarray srq_xa;
+};
+
+enum vrnic_mmap_type {
+	VRNIC_MMAP_IO_NC,	/* doorbell page: uncached MMIO */
+};
+
+struct vrnic_user_mmap_entry {
+	struct rdma_user_mmap_entry rdma_entry;
+	struct vrnic_dev *vdev;
+	u64 address;		/* physical address */
+	u8 type;		/* enum vrnic_mmap_type */
+	u32 db_page;		/* IO_NC: BAR2 page index, freed with the entry */
 };
 
 struct vrnic_ucontext {
 	struct ib_ucontext ibucontext;
+	u32 db_page;		/* BAR2 page index of this context */
+	struct rdma_user_mmap_entry *db_entry;
+};
+
+/*
+ * A memory descriptor in the device's layout plus the table pages it points
+ * at. Tables stay allocated until the object is destroyed: the device walks
+ * them on every access.
+ */
+struct vrnic_mem {
+	struct vrnic_mem_desc desc;
+	struct ib_umem *umem;	/* pinned user memory, or NULL */
+	u32 ntbl;		/* 4 KiB table pages: leaves, then directories */
+	void **tbl;
+	dma_addr_t *tbl_dma;
+};
+
+/* A ring in kernel memory (kernel CQs, QPs, SRQs) */
+struct vrnic_kbuf {
+	void *va;
+	dma_addr_t dma;
+	size_t size;
+};
+
+struct vrnic_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+struct vrnic_mr {
+	struct ib_mr ibmr;
+	struct vrnic_mem mem;
+	u32 access;		/* VRNIC_ACCESS_* */
+};
+
+struct vrnic_ah {
+	struct ib_ah ibah;
+	struct vrnic_av av;	/* copied into every UD WQE */
+};
+
+struct vrnic_cq {
+	struct ib_cq ibcq;
+	u32 cqn;
+	u32 vector;		/* completion vector = index into vdev->eqs */
+	u32 depth;
+	u8 log_depth;
+	bool kernel;
+	struct vrnic_mem mem;
+
+	/* kernel CQs only */
+	struct vrnic_kbuf kbuf;
+	/*
+	 * Protects ci, ring, dbrec, resizing and (poll_cq) the lookups of
+	 * QPs. Taken from any context: always _irqsave.
+	 */
+	spinlock_t lock;
+	struct vrnic_cqe *ring;
+	struct vrnic_cq_dbrec *dbrec;
+	u32 ci;			/* free-running */
+	bool resizing;		/* RESIZE_CQ in flight: poll returns nothing */
+};
+
+/*
+ * A kernel work queue: free-running u32 indices, slot = index & (depth - 1).
+ * pi is written under the queue's lock by post_*; ci is written by poll_cq
+ * (the queue's CQ lock) with smp_store_release and read by post_* with
+ * smp_load_acquire, after which the wrid slots below ci may be reused.
+ */
+struct vrnic_wq {
+	void *buf;
+	u64 *wrid;		/* consumer wr_id per slot */
+	u32 pi;
+	u32 ci;
+	u32 depth;
+	u8 wqe_shift;
+	u32 max_sge;
+};
+
+/*
+ * The wr_id the kernel puts in its own WQEs: the slot index, and a flag for
+ * receive queues (a flushed CQE's opcode is not trusted to tell them apart).
+ */
+#define VRNIC_KWRID_IDX_MASK	GENMASK_ULL(31, 0)
+#define VRNIC_KWRID_RECV	BIT_ULL(32)
+
+struct vrnic_srq {
+	struct ib_srq ibsrq;
+	u32 srqn;
+	bool kernel;
+	struct vrnic_mem mem;
+	u32 max_wr;
+	u32 max_sge;
+
+	/* kernel SRQs only */
+	struct vrnic_kbuf kbuf;
+	spinlock_t lock;	/* rq, done: post_srq_recv and poll_cq */
+	struct vrnic_wq rq;
+	unsigned long *done;	/* completed slots not yet passed by ci */
+};
+
+struct vrnic_qp {
+	struct ib_qp ibqp;
+	u32 qpn;
+	bool kernel;
+	struct vrnic_mem mem;
+	struct ib_qp_cap cap;	/* what was granted */
+	u8 sq_sig_all;
+
+	struct mutex state_lock;	/* serialises modify_qp */
+	enum ib_qp_state state;	/* last state set; READ_ONCE in post_* */
+
+	/* kernel QPs only */
+	struct vrnic_kbuf kbuf;
+	spinlock_t sq_lock;	/* sq.pi and the SQ ring */
+	spinlock_t rq_lock;	/* rq.pi and the RQ ring */
+	struct vrnic_wq sq;
+	struct vrnic_wq rq;
+	u32 max_inline;
+	u32 sq_hdr;		/* bytes before the SGEs: header (+ UD segment) */
 };
 
 static inline struct vrnic_dev *to_vdev(struct ib_device *ibdev)
@@ -85,6 +278,58 @@ to_vucontext(struct ib_ucontext *ibucontext)
 	return container_of(ibucontext, struct vrnic_ucontext, ibucontext);
 }
 
+static inline struct vrnic_pd *to_vpd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct vrnic_pd, ibpd);
+}
+
+static inline struct vrnic_mr *to_vmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct vrnic_mr, ibmr);
+}
+
+static inline struct vrnic_ah *to_vah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct vrnic_ah, ibah);
+}
+
+static inline struct vrnic_cq *to_vcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct vrnic_cq, ibcq);
+}
+
+static inline struct vrnic_qp *to_vqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct vrnic_qp, ibqp);
+}
+
+static inline struct vrnic_srq *to_vsrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct vrnic_srq, ibsrq);
+}
+
+static inline struct vrnic_user_mmap_entry *
+to_vmmap(struct rdma_user_mmap_entry *rdma_entry)
+{
+	return container_of(rdma_entry, struct vrnic_user_mmap_entry,
+			    rdma_entry);
+}
+
+/* The one helper that indexes a kernel ring */
+static inline void *vrnic_wq_slot(struct vrnic_wq *wq, u32 idx)
+{
+	return wq->buf + ((idx & (wq->depth - 1)) << wq->wqe_shift);
+}
+
+/* A doorbell on the kernel's page: index in 31:16, queue number in 15:0 */
+static inline void vrnic_ring_db(struct vrnic_dev *vdev, u32 offset, u32 qn,
+				 u32 idx)
+{
+	/* writel orders the (coherent) ring writes before the doorbell. */
+	writel(FIELD_PREP(VRNIC_DB_INDEX_MASK, idx & 0xffff) |
+	       FIELD_PREP(VRNIC_DB_QN_MASK, qn), vdev->db + offset);
+}
+
 static inline u32 vrnic_reg_read(struct vrnic_dev *vdev, u32 reg)
 {
 	return readl(vdev->regs + reg);
@@ -96,6 +341,10 @@ static inline void vrnic_reg_write(struct vrnic_dev *vdev, u32 reg, u32 val)
 }
 
 /* vrnic_eq.c */
+int vrnic_eqs_init(struct vrnic_dev *vdev);
+void vrnic_eqs_uninit(struct vrnic_dev *vdev);
+void vrnic_sync_cq_irqs(struct vrnic_dev *vdev, struct vrnic_cq *cq);
+void vrnic_sync_admin_irq(struct vrnic_dev *vdev);
 int vrnic_aeq_init(struct vrnic_dev *vdev);
 void vrnic_aeq_uninit(struct vrnic_dev *vdev);
 int vrnic_admin_irq_init(struct vrnic_dev *vdev);
@@ -109,6 +358,29 @@ void vrnic_ib_set_live(struct vrnic_dev *vdev, bool live, bool seen_active);
 /* vrnic_netdev.c */
 int vrnic_netdev_init(struct vrnic_dev *vdev);
 void vrnic_netdev_uninit(struct vrnic_dev *vdev);
+
+/* vrnic_mem.c */
+int vrnic_mem_from_umem(struct vrnic_dev *vdev, struct vrnic_mem *mem,
+			struct ib_umem *umem, u64 iova);
+int vrnic_mem_from_kbuf(struct vrnic_dev *vdev, struct vrnic_mem *mem,
+			const struct vrnic_kbuf *kbuf);
+void vrnic_mem_uninit(struct vrnic_dev *vdev, struct vrnic_mem *mem);
+int vrnic_kbuf_alloc(struct vrnic_dev *vdev, struct vrnic_kbuf *kbuf,
+		     size_t size);
+void vrnic_kbuf_free(struct vrnic_dev *vdev, struct vrnic_kbuf *kbuf);
+
+/* vrnic_cq.c */
+int vrnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int vrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void vrnic_cq_clean(struct vrnic_cq *cq, u32 qpn);
+
+/* vrnic_qp.c */
+int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+int vrnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
 
 /* vrnic_verbs.c */
 int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
@@ -126,6 +398,42 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibucontext,
 			 struct ib_udata *udata);
 void vrnic_dealloc_ucontext(struct ib_ucontext *ibucontext);
 void vrnic_disassociate_ucontext(struct ib_ucontext *ibucontext);
+int vrnic_mmap(struct ib_ucontext *ibucontext, struct vm_area_struct *vma);
+void vrnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
+int vrnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int vrnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 virt_addr, int access,
+				struct ib_udata *udata);
+struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 virt_addr, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata);
+int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		    struct ib_udata *udata);
+int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags);
+int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct uverbs_attr_bundle *attrs);
+int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
+		    struct ib_udata *udata);
+int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		    int attr_mask, struct ib_udata *udata);
+int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		   int attr_mask, struct ib_qp_init_attr *init_attr);
+int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
+		     struct ib_udata *udata);
+int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask attr_mask, struct ib_udata *udata);
+int vrnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int vrnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int vrnic_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int vrnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int vrnic_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+int vrnic_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq);
 struct rdma_hw_stats *vrnic_alloc_hw_device_stats(struct ib_device *ibdev);
 int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);

@@ -13,6 +13,8 @@
 static_assert(sizeof(struct vrnic_device_attr) <= VRNIC_CMDQ_RESP_SIZE);
 static_assert(sizeof(struct vrnic_port_attr) <= VRNIC_CMDQ_RESP_SIZE);
 static_assert(sizeof(struct vrnic_gid_entry) <= VRNIC_CMDQ_RESP_SIZE);
+static_assert(sizeof(struct vrnic_qp_attr) <= VRNIC_CMDQ_RESP_SIZE);
+static_assert(sizeof(struct vrnic_srq_attr) <= VRNIC_CMDQ_RESP_SIZE);
 
 static void vrnic_cmd_init(union vrnic_aq_cmd *cmd, enum vrnic_aq_opcode op)
 {
@@ -139,5 +141,291 @@ int vrnic_cmd_query_gid(struct vrnic_cmdq *cmdq, u32 index,
 
 	memcpy(entry->gid, resp.gid, sizeof(entry->gid));
 	entry->type = le32_to_cpu(resp.type);
+	return 0;
+}
+
+/*
+ * Object numbers come from the device: never 0 and at most 16 bits (the
+ * doorbells carry them in 15:0). Anything else is a device bug; treat the
+ * command as failed rather than track an object under a bogus number.
+ */
+static int vrnic_cmd_objnum(struct vrnic_cmdq *cmdq, u16 opcode, u64 result,
+			    u32 *num)
+{
+	if (!result || result > VRNIC_DB_QN_MASK) {
+		dev_err_ratelimited(cmdq->dev, "%s returned bad object number %#llx\n",
+				    vrnic_cmdq_opcode_str(opcode), result);
+		return -EIO;
+	}
+	*num = result;
+	return 0;
+}
+
+static int vrnic_cmd_key(struct vrnic_cmdq *cmdq, u16 opcode, u64 result,
+			 u32 *key)
+{
+	if (result > U32_MAX || !FIELD_GET(VRNIC_KEY_INDEX_MASK, (u32)result)) {
+		dev_err_ratelimited(cmdq->dev, "%s returned bad key %#llx\n",
+				    vrnic_cmdq_opcode_str(opcode), result);
+		return -EIO;
+	}
+	*key = result;
+	return 0;
+}
+
+int vrnic_cmd_create_eq(struct vrnic_cmdq *cmdq, dma_addr_t ring,
+			u32 log_depth, u32 vector, u32 *eqn)
+{
+	union vrnic_aq_cmd cmd;
+	u64 result;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_CREATE_EQ);
+	cmd.create_eq.ring_addr = cpu_to_le64(ring);
+	cmd.create_eq.log_depth = cpu_to_le32(log_depth);
+	cmd.create_eq.vector = cpu_to_le32(vector);
+	err = vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, &result);
+	if (err)
+		return err;
+	return vrnic_cmd_objnum(cmdq, VRNIC_AQ_OP_CREATE_EQ, result, eqn);
+}
+
+/* DESTROY_EQ, DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP, DESTROY_SRQ */
+int vrnic_cmd_destroy(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
+		      u32 handle)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, op);
+	cmd.destroy.handle = cpu_to_le32(handle);
+	return vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, NULL);
+}
+
+int vrnic_cmd_alloc_pd(struct vrnic_cmdq *cmdq, u32 uctx, u32 *pdn)
+{
+	union vrnic_aq_cmd cmd;
+	u64 result;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_ALLOC_PD);
+	cmd.alloc_pd.uctx = cpu_to_le32(uctx);
+	err = vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, &result);
+	if (err)
+		return err;
+	return vrnic_cmd_objnum(cmdq, VRNIC_AQ_OP_ALLOC_PD, result, pdn);
+}
+
+static int vrnic_cmd_mr(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
+			const struct vrnic_cmd_mr_params *p, u32 *key)
+{
+	union vrnic_aq_cmd cmd;
+	u64 result;
+	int err;
+
+	vrnic_cmd_init(&cmd, op);
+	cmd.reg_mr.handle = cpu_to_le32(p->handle);
+	cmd.reg_mr.pdn = cpu_to_le32(p->pdn);
+	cmd.reg_mr.access = cpu_to_le32(p->access);
+	cmd.reg_mr.flags = cpu_to_le32(p->flags);
+	cmd.reg_mr.key_byte = p->key_byte;
+	if (p->mem)
+		cmd.reg_mr.mem = *p->mem;
+	err = vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, &result);
+	if (err)
+		return err;
+	return vrnic_cmd_key(cmdq, op, result, key);
+}
+
+int vrnic_cmd_reg_mr(struct vrnic_cmdq *cmdq,
+		     const struct vrnic_cmd_mr_params *p, u32 *key)
+{
+	return vrnic_cmd_mr(cmdq, VRNIC_AQ_OP_REG_MR, p, key);
+}
+
+int vrnic_cmd_rereg_mr(struct vrnic_cmdq *cmdq,
+		       const struct vrnic_cmd_mr_params *p, u32 *key)
+{
+	return vrnic_cmd_mr(cmdq, VRNIC_AQ_OP_REREG_MR, p, key);
+}
+
+/*
+ * QUERY_MR into the caller's coherent buffer @buf (@buf_dma), which must
+ * hold sizeof(struct vrnic_mr_attr) + 8 * VRNIC_QUERY_MR_MAX_PAGES bytes.
+ * Fills @attr and @pages[0 .. count-1]. On -ETIMEDOUT the buffer must be
+ * leaked (vrnic_cmdq_exec_dma()).
+ */
+int vrnic_cmd_query_mr(struct vrnic_cmdq *cmdq, u32 key, u32 first,
+		       u32 count, void *buf, dma_addr_t buf_dma,
+		       struct vrnic_cmd_mr_attr *attr, u64 *pages)
+{
+	size_t len = sizeof(struct vrnic_mr_attr) + count * sizeof(__le64);
+	struct vrnic_mr_attr *ma = buf;
+	__le64 *pa = buf + sizeof(*ma);
+	union vrnic_aq_cmd cmd;
+	unsigned int i;
+	int err;
+
+	if (WARN_ON_ONCE(count > VRNIC_QUERY_MR_MAX_PAGES))
+		return -EINVAL;
+
+	memset(buf, 0, len);
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_QUERY_MR);
+	cmd.query_mr.key = cpu_to_le32(key);
+	cmd.query_mr.first = cpu_to_le32(first);
+	cmd.query_mr.count = cpu_to_le32(count);
+	err = vrnic_cmdq_exec_dma(cmdq, &cmd, buf_dma, len, NULL);
+	if (err)
+		return err;
+
+	attr->iova = le64_to_cpu(ma->iova);
+	attr->length = le64_to_cpu(ma->length);
+	attr->pdn = le32_to_cpu(ma->pdn);
+	attr->access = le32_to_cpu(ma->access);
+	attr->flags = le32_to_cpu(ma->flags);
+	attr->page_shift = le32_to_cpu(ma->page_shift);
+	attr->npages = le32_to_cpu(ma->npages);
+	attr->levels = le32_to_cpu(ma->levels);
+	for (i = 0; i < count; i++)
+		pages[i] = le64_to_cpu(pa[i]);
+	return 0;
+}
+
+static void vrnic_cmd_fill_cq(union vrnic_aq_cmd *cmd,
+			      const struct vrnic_cmd_cq_params *p)
+{
+	cmd->create_cq.eqn = cpu_to_le32(p->eqn);
+	cmd->create_cq.log_depth = cpu_to_le32(p->log_depth);
+	cmd->create_cq.uctx = cpu_to_le32(p->uctx);
+	cmd->create_cq.mem = *p->mem;
+}
+
+int vrnic_cmd_create_cq(struct vrnic_cmdq *cmdq,
+			const struct vrnic_cmd_cq_params *p, u32 *cqn)
+{
+	union vrnic_aq_cmd cmd;
+	u64 result;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_CREATE_CQ);
+	vrnic_cmd_fill_cq(&cmd, p);
+	err = vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, &result);
+	if (err)
+		return err;
+	return vrnic_cmd_objnum(cmdq, VRNIC_AQ_OP_CREATE_CQ, result, cqn);
+}
+
+int vrnic_cmd_resize_cq(struct vrnic_cmdq *cmdq, u32 cqn,
+			const struct vrnic_cmd_cq_params *p)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_RESIZE_CQ);
+	vrnic_cmd_fill_cq(&cmd, p);
+	cmd.create_cq.handle = cpu_to_le32(cqn);
+	return vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, NULL);
+}
+
+int vrnic_cmd_create_qp(struct vrnic_cmdq *cmdq,
+			const struct vrnic_cmd_qp_params *p, u32 *qpn)
+{
+	struct vrnic_aq_create_qp *c;
+	union vrnic_aq_cmd cmd;
+	u64 result;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_CREATE_QP);
+	c = &cmd.create_qp;
+	c->type = p->type;
+	c->sq_log_depth = p->sq_log_depth;
+	c->rq_log_depth = p->rq_log_depth;
+	c->sq_wqe_shift = p->sq_wqe_shift;
+	c->rq_wqe_shift = p->rq_wqe_shift;
+	c->max_send_sge = p->max_send_sge;
+	c->max_recv_sge = p->max_recv_sge;
+	c->max_inline = cpu_to_le32(p->max_inline);
+	c->pdn = cpu_to_le32(p->pdn);
+	c->send_cqn = cpu_to_le32(p->send_cqn);
+	c->recv_cqn = cpu_to_le32(p->recv_cqn);
+	c->srqn = cpu_to_le32(p->srqn);
+	c->uctx = cpu_to_le32(p->uctx);
+	c->rq_offset = cpu_to_le32(p->rq_offset);
+	c->mem = *p->mem;
+	err = vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, &result);
+	if (err)
+		return err;
+	return vrnic_cmd_objnum(cmdq, VRNIC_AQ_OP_CREATE_QP, result, qpn);
+}
+
+int vrnic_cmd_modify_qp(struct vrnic_cmdq *cmdq, u32 qpn, u32 attr_mask,
+			const struct vrnic_qp_attr *attr)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_MODIFY_QP);
+	cmd.modify_qp.qpn = cpu_to_le32(qpn);
+	cmd.modify_qp.attr_mask = cpu_to_le32(attr_mask);
+	cmd.modify_qp.attr = *attr;
+	return vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, NULL);
+}
+
+int vrnic_cmd_query_qp(struct vrnic_cmdq *cmdq, u32 qpn,
+		       struct vrnic_qp_attr *attr)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_QUERY_QP);
+	cmd.query.index = cpu_to_le32(qpn);
+	return vrnic_cmdq_exec(cmdq, &cmd, attr, sizeof(*attr), NULL);
+}
+
+int vrnic_cmd_create_srq(struct vrnic_cmdq *cmdq,
+			 const struct vrnic_cmd_srq_params *p, u32 *srqn)
+{
+	union vrnic_aq_cmd cmd;
+	u64 result;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_CREATE_SRQ);
+	cmd.create_srq.pdn = cpu_to_le32(p->pdn);
+	cmd.create_srq.uctx = cpu_to_le32(p->uctx);
+	cmd.create_srq.limit = cpu_to_le32(p->limit);
+	cmd.create_srq.log_depth = p->log_depth;
+	cmd.create_srq.wqe_shift = p->wqe_shift;
+	cmd.create_srq.max_sge = p->max_sge;
+	cmd.create_srq.mem = *p->mem;
+	err = vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, &result);
+	if (err)
+		return err;
+	return vrnic_cmd_objnum(cmdq, VRNIC_AQ_OP_CREATE_SRQ, result, srqn);
+}
+
+int vrnic_cmd_modify_srq(struct vrnic_cmdq *cmdq, u32 srqn, u32 attr_mask,
+			 u32 limit)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_MODIFY_SRQ);
+	cmd.create_srq.handle = cpu_to_le32(srqn);
+	cmd.create_srq.attr_mask = cpu_to_le32(attr_mask);
+	cmd.create_srq.limit = cpu_to_le32(limit);
+	return vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, NULL);
+}
+
+int vrnic_cmd_query_srq(struct vrnic_cmdq *cmdq, u32 srqn,
+			struct vrnic_cmd_srq_attr *attr)
+{
+	struct vrnic_srq_attr resp;
+	union vrnic_aq_cmd cmd;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_QUERY_SRQ);
+	cmd.query.index = cpu_to_le32(srqn);
+	err = vrnic_cmdq_exec(cmdq, &cmd, &resp, sizeof(resp), NULL);
+	if (err)
+		return err;
+
+	attr->max_wr = le32_to_cpu(resp.max_wr);
+	attr->max_sge = le32_to_cpu(resp.max_sge);
+	attr->limit = le32_to_cpu(resp.limit);
 	return 0;
 }

@@ -52,6 +52,103 @@ struct vrnic_cmd_gid {
 	u32 type;		/* enum vrnic_gid_type, 0 = unused */
 };
 
+/*
+ * Object commands (interface 1.1). Memory descriptors and QP attributes are
+ * passed in the device's own (little-endian) layout: the driver builds them
+ * once and they are copied into the command unchanged.
+ */
+struct vrnic_cmd_mr_params {
+	u32 handle;		/* REREG_MR: the current key */
+	u32 pdn;
+	u32 access;		/* VRNIC_ACCESS_* */
+	u32 flags;		/* VRNIC_MR_FLAG_* or VRNIC_MR_REREG_* */
+	u8 key_byte;
+	const struct vrnic_mem_desc *mem;	/* NULL: none (DMA MR, rereg) */
+};
+
+struct vrnic_cmd_cq_params {
+	u32 eqn;
+	u32 log_depth;
+	u32 uctx;
+	const struct vrnic_mem_desc *mem;
+};
+
+struct vrnic_cmd_qp_params {
+	u8 type;		/* enum vrnic_qp_type */
+	u8 sq_log_depth;
+	u8 rq_log_depth;
+	u8 sq_wqe_shift;
+	u8 rq_wqe_shift;
+	u8 max_send_sge;
+	u8 max_recv_sge;
+	u32 max_inline;
+	u32 pdn;
+	u32 send_cqn;
+	u32 recv_cqn;
+	u32 srqn;
+	u32 uctx;
+	u32 rq_offset;
+	const struct vrnic_mem_desc *mem;
+};
+
+struct vrnic_cmd_srq_params {
+	u32 pdn;
+	u32 uctx;
+	u32 limit;
+	u8 log_depth;
+	u8 wqe_shift;
+	u8 max_sge;
+	const struct vrnic_mem_desc *mem;
+};
+
+/* QUERY_MR, decoded from struct vrnic_mr_attr. */
+struct vrnic_cmd_mr_attr {
+	u64 iova;
+	u64 length;
+	u32 pdn;
+	u32 access;
+	u32 flags;
+	u32 page_shift;
+	u32 npages;
+	u32 levels;
+};
+
+/* QUERY_SRQ, decoded from struct vrnic_srq_attr. */
+struct vrnic_cmd_srq_attr {
+	u32 max_wr;
+	u32 max_sge;
+	u32 limit;
+};
+
+int vrnic_cmd_create_eq(struct vrnic_cmdq *cmdq, dma_addr_t ring,
+			u32 log_depth, u32 vector, u32 *eqn);
+int vrnic_cmd_destroy(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
+		      u32 handle);
+int vrnic_cmd_alloc_pd(struct vrnic_cmdq *cmdq, u32 uctx, u32 *pdn);
+int vrnic_cmd_reg_mr(struct vrnic_cmdq *cmdq,
+		     const struct vrnic_cmd_mr_params *p, u32 *key);
+int vrnic_cmd_rereg_mr(struct vrnic_cmdq *cmdq,
+		       const struct vrnic_cmd_mr_params *p, u32 *key);
+int vrnic_cmd_query_mr(struct vrnic_cmdq *cmdq, u32 key, u32 first,
+		       u32 count, void *buf, dma_addr_t buf_dma,
+		       struct vrnic_cmd_mr_attr *attr, u64 *pages);
+int vrnic_cmd_create_cq(struct vrnic_cmdq *cmdq,
+			const struct vrnic_cmd_cq_params *p, u32 *cqn);
+int vrnic_cmd_resize_cq(struct vrnic_cmdq *cmdq, u32 cqn,
+			const struct vrnic_cmd_cq_params *p);
+int vrnic_cmd_create_qp(struct vrnic_cmdq *cmdq,
+			const struct vrnic_cmd_qp_params *p, u32 *qpn);
+int vrnic_cmd_modify_qp(struct vrnic_cmdq *cmdq, u32 qpn, u32 attr_mask,
+			const struct vrnic_qp_attr *attr);
+int vrnic_cmd_query_qp(struct vrnic_cmdq *cmdq, u32 qpn,
+		       struct vrnic_qp_attr *attr);
+int vrnic_cmd_create_srq(struct vrnic_cmdq *cmdq,
+			 const struct vrnic_cmd_srq_params *p, u32 *srqn);
+int vrnic_cmd_modify_srq(struct vrnic_cmdq *cmdq, u32 srqn, u32 attr_mask,
+			 u32 limit);
+int vrnic_cmd_query_srq(struct vrnic_cmdq *cmdq, u32 srqn,
+			struct vrnic_cmd_srq_attr *attr);
+
 int vrnic_cmd_query_device(struct vrnic_cmdq *cmdq,
 			   struct vrnic_cmd_dev_attr *attr);
 int vrnic_cmd_query_port(struct vrnic_cmdq *cmdq, u32 port,

@@ -36,6 +36,25 @@ static const char *const vrnic_cmdq_opcode_names[] = {
 	[VRNIC_AQ_OP_ADD_GID] = "ADD_GID",
 	[VRNIC_AQ_OP_DEL_GID] = "DEL_GID",
 	[VRNIC_AQ_OP_QUERY_GID] = "QUERY_GID",
+	[VRNIC_AQ_OP_CREATE_EQ] = "CREATE_EQ",
+	[VRNIC_AQ_OP_DESTROY_EQ] = "DESTROY_EQ",
+	[VRNIC_AQ_OP_ALLOC_PD] = "ALLOC_PD",
+	[VRNIC_AQ_OP_DEALLOC_PD] = "DEALLOC_PD",
+	[VRNIC_AQ_OP_REG_MR] = "REG_MR",
+	[VRNIC_AQ_OP_DEREG_MR] = "DEREG_MR",
+	[VRNIC_AQ_OP_QUERY_MR] = "QUERY_MR",
+	[VRNIC_AQ_OP_REREG_MR] = "REREG_MR",
+	[VRNIC_AQ_OP_CREATE_CQ] = "CREATE_CQ",
+	[VRNIC_AQ_OP_DESTROY_CQ] = "DESTROY_CQ",
+	[VRNIC_AQ_OP_RESIZE_CQ] = "RESIZE_CQ",
+	[VRNIC_AQ_OP_CREATE_QP] = "CREATE_QP",
+	[VRNIC_AQ_OP_MODIFY_QP] = "MODIFY_QP",
+	[VRNIC_AQ_OP_QUERY_QP] = "QUERY_QP",
+	[VRNIC_AQ_OP_DESTROY_QP] = "DESTROY_QP",
+	[VRNIC_AQ_OP_CREATE_SRQ] = "CREATE_SRQ",
+	[VRNIC_AQ_OP_MODIFY_SRQ] = "MODIFY_SRQ",
+	[VRNIC_AQ_OP_QUERY_SRQ] = "QUERY_SRQ",
+	[VRNIC_AQ_OP_DESTROY_SRQ] = "DESTROY_SRQ",
 };
 
 const char *vrnic_cmdq_opcode_str(u16 opcode)
@@ -57,7 +76,8 @@ static int vrnic_cmdq_status_to_errno(u8 status)
 	case VRNIC_AQ_STS_BAD_INDEX:
 		return -EINVAL;
 	case VRNIC_AQ_STS_NO_RESOURCES:
-		return -ENOSPC;
+		/* what a verbs user expects when a device limit is reached */
+		return -ENOMEM;
 	case VRNIC_AQ_STS_BAD_STATE:
 		return -EBUSY;
 	case VRNIC_AQ_STS_DMA_ERROR:
@@ -329,6 +349,33 @@ int vrnic_cmdq_exec(struct vrnic_cmdq *cmdq, union vrnic_aq_cmd *cmd,
 
 	vrnic_cmdq_put_ctx(cmdq, ctx);
 	up(&cmdq->credits);
+	return err;
+}
+
+/**
+ * vrnic_cmdq_exec_dma - run a query whose answer is too big for the engine's
+ *	per-context response buffer
+ * @cmdq: the admin queue
+ * @cmd: a command laid out as struct vrnic_aq_query (resp_addr, resp_len)
+ * @resp_dma: the caller's DMA buffer (coherent), at least @resp_len bytes
+ * @resp_len: size of the answer
+ * @result: the completion's result word, or NULL
+ *
+ * Context: process context, may sleep.
+ * Return: as vrnic_cmdq_exec(). On -ETIMEDOUT the device may still write to
+ * the buffer at any time: the caller must never free or reuse it (leak it).
+ */
+int vrnic_cmdq_exec_dma(struct vrnic_cmdq *cmdq, union vrnic_aq_cmd *cmd,
+			dma_addr_t resp_dma, size_t resp_len, u64 *result)
+{
+	int err;
+
+	cmd->query.resp_addr = cpu_to_le64(resp_dma);
+	cmd->query.resp_len = cpu_to_le32(resp_len);
+	err = vrnic_cmdq_exec(cmdq, cmd, NULL, 0, result);
+	/* The device wrote the answer before the CQE. */
+	if (!err)
+		dma_rmb();
 	return err;
 }
 

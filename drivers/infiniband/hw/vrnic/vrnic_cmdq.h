@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * vrnic admin queue engine: submits 64-byte commands to the device's admin
+ * vrnic admin queue engine: submits 128-byte commands to the device's admin
  * SQ and collects 16-byte completions from its CQ. It knows the command
  * header and nothing about ib objects (those live in vrnic_cmd.c).
  */
@@ -23,6 +23,15 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_set_mac set_mac;
 	struct vrnic_aq_set_mtu set_mtu;
 	struct vrnic_aq_gid gid;
+	struct vrnic_aq_create_eq create_eq;
+	struct vrnic_aq_destroy destroy;
+	struct vrnic_aq_alloc_pd alloc_pd;
+	struct vrnic_aq_reg_mr reg_mr;
+	struct vrnic_aq_query_mr query_mr;
+	struct vrnic_aq_create_cq create_cq;
+	struct vrnic_aq_create_qp create_qp;
+	struct vrnic_aq_modify_qp modify_qp;
+	struct vrnic_aq_create_srq create_srq;
 	u8 raw[VRNIC_AQ_CMD_SIZE];
 };
 
@@ -32,6 +41,8 @@ static_assert(sizeof(union vrnic_aq_cmd) == VRNIC_AQ_CMD_SIZE);
  * Commands that return data (QUERY_*) use struct vrnic_aq_query; the engine
  * owns one response buffer of this size per completion context, so a device
  * that answers after the driver gave up can never write into freed memory.
+ * A longer answer (QUERY_MR page lists) goes to a caller-owned DMA buffer:
+ * see vrnic_cmdq_exec_dma().
  */
 #define VRNIC_CMDQ_RESP_SIZE		128
 
@@ -111,6 +122,8 @@ void vrnic_cmdq_set_polling(struct vrnic_cmdq *cmdq, bool polling);
 void vrnic_cmdq_handle_irq(struct vrnic_cmdq *cmdq);
 int vrnic_cmdq_exec(struct vrnic_cmdq *cmdq, union vrnic_aq_cmd *cmd,
 		    void *resp, size_t resp_len, u64 *result);
+int vrnic_cmdq_exec_dma(struct vrnic_cmdq *cmdq, union vrnic_aq_cmd *cmd,
+			dma_addr_t resp_dma, size_t resp_len, u64 *result);
 const char *vrnic_cmdq_opcode_str(u16 opcode);
 
 #endif /* VRNIC_CMDQ_H */

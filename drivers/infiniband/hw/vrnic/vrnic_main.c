@@ -17,6 +17,7 @@
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/seq_file.h>
+#include <linux/uaccess.h>
 #include <net/addrconf.h>
 #include <rdma/vrnic-abi.h>
 
@@ -58,6 +59,47 @@ static const struct ib_device_ops vrnic_dev_ops = {
 	.query_port = vrnic_query_port,
 
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vrnic_ucontext, ibucontext),
+};
+
+/* Objects (interface 1.1): with these ib_mad, ib_cm and rdma_cm attach. */
+static const struct ib_device_ops vrnic_obj_ops = {
+	.alloc_pd = vrnic_alloc_pd,
+	.create_ah = vrnic_create_ah,
+	.create_cq = vrnic_create_cq,
+	.create_qp = vrnic_create_qp,
+	.create_srq = vrnic_create_srq,
+	.create_user_ah = vrnic_create_ah,
+	.dealloc_pd = vrnic_dealloc_pd,
+	.dereg_mr = vrnic_dereg_mr,
+	.destroy_ah = vrnic_destroy_ah,
+	.destroy_cq = vrnic_destroy_cq,
+	.destroy_qp = vrnic_destroy_qp,
+	.destroy_srq = vrnic_destroy_srq,
+	.fill_res_cq_entry = vrnic_fill_res_cq_entry,
+	.fill_res_mr_entry = vrnic_fill_res_mr_entry,
+	.fill_res_qp_entry = vrnic_fill_res_qp_entry,
+	.fill_res_srq_entry = vrnic_fill_res_srq_entry,
+	.get_dma_mr = vrnic_get_dma_mr,
+	.mmap = vrnic_mmap,
+	.mmap_free = vrnic_mmap_free,
+	.modify_qp = vrnic_modify_qp,
+	.modify_srq = vrnic_modify_srq,
+	.poll_cq = vrnic_poll_cq,
+	.post_recv = vrnic_post_recv,
+	.post_send = vrnic_post_send,
+	.post_srq_recv = vrnic_post_srq_recv,
+	.query_qp = vrnic_query_qp,
+	.query_srq = vrnic_query_srq,
+	.reg_user_mr = vrnic_reg_user_mr,
+	.req_notify_cq = vrnic_req_notify_cq,
+	.rereg_user_mr = vrnic_rereg_user_mr,
+	.resize_cq = vrnic_resize_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_ah, vrnic_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, vrnic_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, vrnic_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, vrnic_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, vrnic_srq, ibsrq),
 };
 
 /* ---- debugfs: /sys/kernel/debug/vrnic/<pci-bdf>/ ---- */
@@ -127,6 +169,196 @@ static int vrnic_cmdq_stats_show(struct seq_file *s, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(vrnic_cmdq_stats);
 
+/* res_count: live device objects per type, the kernel's own included. */
+static int vrnic_res_count_show(struct seq_file *s, void *v)
+{
+	static const char * const names[VRNIC_RES_MAX] = {
+		[VRNIC_RES_PD] = "pd",
+		[VRNIC_RES_MR] = "mr",
+		[VRNIC_RES_CQ] = "cq",
+		[VRNIC_RES_QP] = "qp",
+		[VRNIC_RES_SRQ] = "srq",
+		[VRNIC_RES_AH] = "ah",
+		[VRNIC_RES_UCTX] = "uctx",
+	};
+	struct vrnic_dev *vdev = s->private;
+	unsigned int i;
+
+	for (i = 0; i < VRNIC_RES_MAX; i++)
+		seq_printf(s, "%s %d\n", names[i],
+			   atomic_read(&vdev->res_count[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(vrnic_res_count);
+
+/*
+ * mr_query: write a key (decimal or 0x hex); reading prints the DEVICE's
+ * view of that MR (QUERY_MR): "iova length pdn access page_shift npages",
+ * then one line per page with the DMA address its tables give. Record 0 is
+ * the header, record k the k-th chunk of VRNIC_QUERY_MR_MAX_PAGES pages.
+ */
+#define VRNIC_MR_QUERY_BUF_SIZE						\
+	(sizeof(struct vrnic_mr_attr) +					\
+	 VRNIC_QUERY_MR_MAX_PAGES * sizeof(__le64))
+
+struct vrnic_mr_query {
+	struct vrnic_dev *vdev;
+	u32 key;
+	bool queried;		/* attr valid */
+	s64 chunk;		/* chunk held in pages[], -1 = none */
+	struct vrnic_cmd_mr_attr attr;
+	u64 pages[VRNIC_QUERY_MR_MAX_PAGES];
+	void *buf;		/* the device writes its answer here */
+	dma_addr_t buf_dma;
+	bool leak;		/* a query timed out: never free buf */
+};
+
+static int vrnic_mr_query_chunk(struct vrnic_mr_query *q, u64 chunk)
+{
+	u64 first = chunk * VRNIC_QUERY_MR_MAX_PAGES;
+	u32 count = VRNIC_QUERY_MR_MAX_PAGES;
+	int err;
+
+	if (q->chunk == chunk)
+		return 0;
+	if (q->queried)
+		count = min_t(u64, count, q->attr.npages - first);
+	err = vrnic_cmd_query_mr(&q->vdev->cmdq, q->key, first, count, q->buf,
+				 q->buf_dma, &q->attr, q->pages);
+	if (err == -ETIMEDOUT)
+		q->leak = true;
+	if (err)
+		return err;
+	q->queried = true;
+	q->chunk = chunk;
+	return 0;
+}
+
+static u64 vrnic_mr_query_nchunks(struct vrnic_mr_query *q)
+{
+	return DIV_ROUND_UP((u64)q->attr.npages, VRNIC_QUERY_MR_MAX_PAGES);
+}
+
+static void *vrnic_mr_query_start(struct seq_file *s, loff_t *pos)
+{
+	struct vrnic_mr_query *q = s->private;
+	int err;
+
+	if (!q->queried) {
+		err = vrnic_mr_query_chunk(q, 0);
+		if (err)
+			return ERR_PTR(err);
+	}
+	return *pos <= vrnic_mr_query_nchunks(q) ? pos : NULL;
+}
+
+static void *vrnic_mr_query_next(struct seq_file *s, void *v, loff_t *pos)
+{
+	++*pos;
+	return vrnic_mr_query_start(s, pos);
+}
+
+static void vrnic_mr_query_stop(struct seq_file *s, void *v)
+{
+}
+
+static int vrnic_mr_query_show(struct seq_file *s, void *v)
+{
+	struct vrnic_mr_query *q = s->private;
+	loff_t pos = *(loff_t *)v;
+	u64 first, i, n;
+	int err;
+
+	if (!pos) {
+		seq_printf(s, "0x%llx 0x%llx %u 0x%x %u %u\n", q->attr.iova,
+			   q->attr.length, q->attr.pdn, q->attr.access,
+			   q->attr.page_shift, q->attr.npages);
+		return 0;
+	}
+
+	err = vrnic_mr_query_chunk(q, pos - 1);
+	if (err)
+		return err;
+	first = (pos - 1) * VRNIC_QUERY_MR_MAX_PAGES;
+	n = min_t(u64, VRNIC_QUERY_MR_MAX_PAGES, q->attr.npages - first);
+	for (i = 0; i < n; i++)
+		seq_printf(s, "0x%llx\n", q->pages[i]);
+	return 0;
+}
+
+static const struct seq_operations vrnic_mr_query_sops = {
+	.start = vrnic_mr_query_start,
+	.next = vrnic_mr_query_next,
+	.stop = vrnic_mr_query_stop,
+	.show = vrnic_mr_query_show,
+};
+
+static int vrnic_mr_query_open(struct inode *inode, struct file *file)
+{
+	struct vrnic_dev *vdev = inode->i_private;
+	struct vrnic_mr_query *q;
+
+	/* Writers only set the key. */
+	if (!(file->f_mode & FMODE_READ))
+		return 0;
+
+	q = __seq_open_private(file, &vrnic_mr_query_sops, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->vdev = vdev;
+	q->chunk = -1;
+	mutex_lock(&vdev->mr_query_lock);
+	q->key = vdev->mr_query_key;
+	mutex_unlock(&vdev->mr_query_lock);
+	q->buf = dma_alloc_coherent(&vdev->pdev->dev, VRNIC_MR_QUERY_BUF_SIZE,
+				    &q->buf_dma, GFP_KERNEL);
+	if (!q->buf) {
+		seq_release_private(inode, file);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int vrnic_mr_query_release(struct inode *inode, struct file *file)
+{
+	struct vrnic_dev *vdev = inode->i_private;
+	struct seq_file *s = file->private_data;
+	struct vrnic_mr_query *q;
+
+	if (!(file->f_mode & FMODE_READ))
+		return 0;
+	q = s->private;
+	if (!q->leak)
+		dma_free_coherent(&vdev->pdev->dev, VRNIC_MR_QUERY_BUF_SIZE,
+				  q->buf, q->buf_dma);
+	return seq_release_private(inode, file);
+}
+
+static ssize_t vrnic_mr_query_write(struct file *file, const char __user *ubuf,
+				    size_t count, loff_t *ppos)
+{
+	struct vrnic_dev *vdev = file_inode(file)->i_private;
+	u32 key;
+	int err;
+
+	err = kstrtou32_from_user(ubuf, count, 0, &key);
+	if (err)
+		return err;
+	mutex_lock(&vdev->mr_query_lock);
+	vdev->mr_query_key = key;
+	mutex_unlock(&vdev->mr_query_lock);
+	return count;
+}
+
+static const struct file_operations vrnic_mr_query_fops = {
+	.owner = THIS_MODULE,
+	.open = vrnic_mr_query_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.write = vrnic_mr_query_write,
+	.release = vrnic_mr_query_release,
+};
+
 static void vrnic_debugfs_init(struct vrnic_dev *vdev)
 {
 	vdev->debugfs = debugfs_create_dir(pci_name(vdev->pdev),
@@ -135,6 +367,11 @@ static void vrnic_debugfs_init(struct vrnic_dev *vdev)
 			    &vrnic_gid_table_fops);
 	debugfs_create_file("cmdq_stats", 0400, vdev->debugfs, vdev,
 			    &vrnic_cmdq_stats_fops);
+	debugfs_create_file("res_count", 0400, vdev->debugfs, vdev,
+			    &vrnic_res_count_fops);
+	if (vdev->has_objects)
+		debugfs_create_file("mr_query", 0600, vdev->debugfs, vdev,
+				    &vrnic_mr_query_fops);
 }
 
 /* Waits for readers that are still running a file's show(). */
@@ -166,6 +403,11 @@ static int vrnic_check_id(struct vrnic_dev *vdev)
 		return -ENODEV;
 	}
 
+	/* Interface 1.1 added the objects (PD, MR, EQ, CQ, QP, SRQ). */
+	vdev->has_objects = minor >= 1;
+	if (!vdev->has_objects)
+		dev_warn(dev, "device interface %u.%u has no RDMA objects: the ib_device will only answer queries\n",
+			 major, minor);
 	dev_dbg(dev, "device interface version %u.%u\n", major, minor);
 	return 0;
 }
@@ -226,6 +468,72 @@ static int vrnic_read_caps(struct vrnic_dev *vdev)
 	return 0;
 }
 
+static u32 vrnic_num_comp_vectors(struct vrnic_dev *vdev)
+{
+	u32 n = vdev->dev_attr.num_comp_vectors;
+
+	if (!n || n > vdev->num_comp) {
+		dev_warn(&vdev->pdev->dev,
+			 "QUERY_DEVICE reports %u completion vectors, CAP_VEC %u: using %u\n",
+			 n, vdev->num_comp, vdev->num_comp);
+		n = vdev->num_comp;
+	}
+	return n;
+}
+
+/*
+ * The object layer: the kernel's doorbell page (BAR2 page 0) and one
+ * completion EQ per completion vector.
+ */
+static int vrnic_objects_init(struct vrnic_dev *vdev)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	resource_size_t db_len = (resource_size_t)vdev->db_num_pages <<
+				 vdev->db_page_shift;
+	int err;
+
+	vdev->num_eqs = vrnic_num_comp_vectors(vdev);
+	vdev->pgsz_bitmap = vdev->dev_attr.page_size_cap & VRNIC_PAGE_SIZE_CAP;
+	if (!vdev->pgsz_bitmap) {
+		dev_warn(&pdev->dev, "device reports page sizes %#llx: using 4 KiB\n",
+			 vdev->dev_attr.page_size_cap);
+		vdev->pgsz_bitmap = SZ_4K;
+	}
+	if (!vdev->has_objects)
+		return 0;
+
+	if (!(pci_resource_flags(pdev, VRNIC_BAR_DB) & IORESOURCE_MEM) ||
+	    vdev->db_page_shift != ilog2(VRNIC_DB_PAGE_SIZE) ||
+	    !vdev->db_num_pages ||
+	    pci_resource_len(pdev, VRNIC_BAR_DB) < db_len) {
+		dev_err(&pdev->dev, "bad doorbell BAR%d: %llu bytes for %u pages of %u bytes\n",
+			VRNIC_BAR_DB,
+			(u64)pci_resource_len(pdev, VRNIC_BAR_DB),
+			vdev->db_num_pages, 1U << vdev->db_page_shift);
+		return -ENODEV;
+	}
+	vdev->db_bar_start = pci_resource_start(pdev, VRNIC_BAR_DB);
+	vdev->db = pci_iomap_range(pdev, VRNIC_BAR_DB, 0, VRNIC_DB_PAGE_SIZE);
+	if (!vdev->db)
+		return -ENOMEM;
+
+	err = vrnic_eqs_init(vdev);
+	if (err) {
+		pci_iounmap(pdev, vdev->db);
+		vdev->db = NULL;
+	}
+	return err;
+}
+
+static void vrnic_objects_uninit(struct vrnic_dev *vdev)
+{
+	if (!vdev->has_objects)
+		return;
+	vrnic_eqs_uninit(vdev);
+	pci_iounmap(vdev->pdev, vdev->db);
+	vdev->db = NULL;
+}
+
 static int vrnic_probe_dev(struct pci_dev *pdev)
 {
 	struct vrnic_dev *vdev;
@@ -237,6 +545,11 @@ static int vrnic_probe_dev(struct pci_dev *pdev)
 
 	vdev->pdev = pdev;
 	spin_lock_init(&vdev->event_lock);
+	mutex_init(&vdev->mr_query_lock);
+	ida_init(&vdev->db_ida);
+	xa_init(&vdev->cq_xa);
+	xa_init(&vdev->qp_xa);
+	xa_init(&vdev->srq_xa);
 	pci_set_drvdata(pdev, vdev);
 
 	err = pci_enable_device_mem(pdev);
@@ -329,6 +642,10 @@ static int vrnic_probe_dev(struct pci_dev *pdev)
 		goto err_admin_irq_uninit;
 	}
 
+	err = vrnic_objects_init(vdev);
+	if (err)
+		goto err_admin_irq_uninit;
+
 	vrnic_debugfs_init(vdev);
 	return 0;
 
@@ -352,6 +669,7 @@ err_release_regions:
 err_disable_device:
 	pci_disable_device(pdev);
 err_dealloc:
+	ida_destroy(&vdev->db_ida);
 	ib_dealloc_device(&vdev->ibdev);
 	return err;
 }
@@ -361,6 +679,7 @@ static void vrnic_remove_dev(struct pci_dev *pdev)
 	struct vrnic_dev *vdev = pci_get_drvdata(pdev);
 
 	vrnic_debugfs_uninit(vdev);
+	vrnic_objects_uninit(vdev);
 	vrnic_cmdq_set_polling(&vdev->cmdq, true);
 	vrnic_admin_irq_uninit(vdev);
 	vrnic_aeq_uninit(vdev);
@@ -371,23 +690,13 @@ static void vrnic_remove_dev(struct pci_dev *pdev)
 	pci_iounmap(pdev, vdev->regs);
 	pci_release_regions(pdev);
 	pci_disable_device(pdev);
+	WARN_ON(!xa_empty(&vdev->cq_xa) || !xa_empty(&vdev->qp_xa) ||
+		!xa_empty(&vdev->srq_xa));
+	ida_destroy(&vdev->db_ida);
 	ib_dealloc_device(&vdev->ibdev);
 }
 
 /* ---- stage 3: the ib_device ---- */
-
-static u32 vrnic_num_comp_vectors(struct vrnic_dev *vdev)
-{
-	u32 n = vdev->dev_attr.num_comp_vectors;
-
-	if (!n || n > vdev->num_comp) {
-		dev_warn(&vdev->pdev->dev,
-			 "QUERY_DEVICE reports %u completion vectors, CAP_VEC %u: using %u\n",
-			 n, vdev->num_comp, vdev->num_comp);
-		n = vdev->num_comp;
-	}
-	return n;
-}
 
 static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 {
@@ -410,10 +719,12 @@ static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->node_guid = da->node_guid;
 	ibdev->phys_port_cnt = 1;
-	ibdev->num_comp_vectors = vrnic_num_comp_vectors(vdev);
+	ibdev->num_comp_vectors = vdev->num_eqs;
 	ibdev->dev.parent = &vdev->pdev->dev;
 	strscpy(ibdev->node_desc, "vrnic RoCEv2 RNIC", sizeof(ibdev->node_desc));
 	ib_set_device_ops(ibdev, &vrnic_dev_ops);
+	if (vdev->has_objects)
+		ib_set_device_ops(ibdev, &vrnic_obj_ops);
 
 	/* Holds a reference on the netdev until ib_unregister_device(). */
 	err = ib_device_set_netdev(ibdev, vdev->netdev, VRNIC_PORT);

@@ -9,6 +9,7 @@
 #include <rdma/ib_addr.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 #include <rdma/vrnic-abi.h>
 
 #include "vrnic.h"
@@ -32,6 +33,63 @@ static int vrnic_attr_int(u32 val)
 	return min_t(u32, val, INT_MAX);
 }
 
+/*
+ * Limits derived from QUERY_DEVICE and the WQE formats. Depths are powers
+ * of two (2^log_depth rings), so the largest usable depth is the device's
+ * limit rounded down; WQEs are at most 512 bytes (shift 9).
+ */
+#define VRNIC_SQ_MIN_SHIFT	6
+#define VRNIC_RQ_MIN_SHIFT	4
+#define VRNIC_WQE_MAX_SHIFT	9
+/* Doorbell indices are 16-bit free-running: at most 2^15 entries a ring. */
+#define VRNIC_MAX_LOG_DEPTH	15
+#define VRNIC_SQ_HDR		sizeof(struct vrnic_send_wqe)
+#define VRNIC_SQ_UD_HDR		(VRNIC_SQ_HDR + VRNIC_UD_SEG_SIZE)
+#define VRNIC_RQ_HDR		sizeof(struct vrnic_recv_wqe)
+#define VRNIC_SGE_SIZE		sizeof(struct vrnic_sge)
+
+static u32 vrnic_pow2_limit(u32 val)
+{
+	return val ? min_t(u32, rounddown_pow_of_two(val),
+			   1U << VRNIC_MAX_LOG_DEPTH) : 0;
+}
+
+static int vrnic_max_qp_wr(const struct vrnic_cmd_dev_attr *da)
+{
+	return vrnic_pow2_limit(da->max_qp_wr);
+}
+
+static int vrnic_max_srq_wr(const struct vrnic_cmd_dev_attr *da)
+{
+	return vrnic_pow2_limit(da->max_srq_wr);
+}
+
+static int vrnic_max_cqe(const struct vrnic_cmd_dev_attr *da)
+{
+	return vrnic_pow2_limit(da->max_cqe);
+}
+
+/* Every QP type's largest send WQE must hold this many SGEs (UD's). */
+static int vrnic_max_send_sge(const struct vrnic_cmd_dev_attr *da)
+{
+	return min_t(u32, da->max_sge,
+		     ((1U << VRNIC_WQE_MAX_SHIFT) - VRNIC_SQ_UD_HDR) /
+		     VRNIC_SGE_SIZE);
+}
+
+static int vrnic_max_recv_sge(const struct vrnic_cmd_dev_attr *da)
+{
+	return min_t(u32, da->max_sge,
+		     ((1U << VRNIC_WQE_MAX_SHIFT) - VRNIC_RQ_HDR) /
+		     VRNIC_SGE_SIZE);
+}
+
+static u32 vrnic_max_inline(const struct vrnic_cmd_dev_attr *da)
+{
+	return min_t(u32, da->max_inline_data,
+		     (1U << VRNIC_WQE_MAX_SHIFT) - VRNIC_SQ_UD_HDR);
+}
+
 int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		       struct ib_udata *udata)
 {
@@ -53,12 +111,12 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->vendor_part_id = da->vendor_part_id;
 	attr->hw_ver = da->hw_version;
 	attr->max_qp = vrnic_attr_int(da->max_qp);
-	attr->max_qp_wr = vrnic_attr_int(da->max_qp_wr);
-	attr->max_send_sge = vrnic_attr_int(da->max_sge);
-	attr->max_recv_sge = vrnic_attr_int(da->max_sge);
-	attr->max_sge_rd = vrnic_attr_int(da->max_sge);
+	attr->max_qp_wr = vrnic_max_qp_wr(da);
+	attr->max_send_sge = vrnic_max_send_sge(da);
+	attr->max_recv_sge = vrnic_max_recv_sge(da);
+	attr->max_sge_rd = vrnic_max_send_sge(da);
 	attr->max_cq = vrnic_attr_int(da->max_cq);
-	attr->max_cqe = vrnic_attr_int(da->max_cqe);
+	attr->max_cqe = vrnic_max_cqe(da);
 	attr->max_mr = vrnic_attr_int(da->max_mr);
 	attr->max_pd = vrnic_attr_int(da->max_pd);
 	attr->max_qp_rd_atom = vrnic_attr_int(da->max_qp_rd_atom);
@@ -66,9 +124,18 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_res_rd_atom = min_t(u64, (u64)da->max_qp_rd_atom * da->max_qp,
 				      INT_MAX);
 	attr->max_srq = vrnic_attr_int(da->max_srq);
-	attr->max_srq_wr = vrnic_attr_int(da->max_srq_wr);
-	attr->max_srq_sge = vrnic_attr_int(da->max_sge);
+	attr->max_srq_wr = vrnic_max_srq_wr(da);
+	attr->max_srq_sge = vrnic_max_recv_sge(da);
+	/* A software address vector: only memory limits the AHs. */
+	attr->max_ah = INT_MAX;
 	attr->max_pkeys = 1;
+	/*
+	 * No IBK_LOCAL_DMA_LKEY: ib_core registers a DMA MR per PD
+	 * (get_dma_mr) and uses its lkey as pd->local_dma_lkey. No memory
+	 * windows or fast registration (MEM_MGT_EXTENSIONS) yet.
+	 */
+	attr->device_cap_flags = 0;
+	attr->kernel_cap_flags = 0;
 	attr->atomic_cap = IB_ATOMIC_NONE;
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;
 	return 0;
@@ -185,10 +252,65 @@ int vrnic_del_gid(const struct ib_gid_attr *attr, void **context)
 	return vrnic_cmd_del_gid(&vdev->cmdq, attr->index);
 }
 
+/*
+ * The context's doorbell page: a BAR2 page of its own (page 0 is the
+ * kernel's), mapped uncached through an rdma_user_mmap entry so that the
+ * core can zap it on disassociate. The page index returns to the pool only
+ * in mmap_free, when no mapping of it can remain.
+ */
+static int vrnic_ucontext_db_init(struct vrnic_dev *vdev,
+				  struct vrnic_ucontext *uctx)
+{
+	struct vrnic_user_mmap_entry *entry;
+	int page, err;
+
+	/* A device without objects: a context that can only query. */
+	if (!vdev->has_objects)
+		return 0;
+	if (vdev->db_num_pages < 2 ||
+	    (1UL << vdev->db_page_shift) != PAGE_SIZE)
+		return -EOPNOTSUPP;
+
+	page = ida_alloc_range(&vdev->db_ida, 1, vdev->db_num_pages - 1,
+			       GFP_KERNEL);
+	if (page < 0)
+		return page == -ENOSPC ? -ENOMEM : page;
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry) {
+		ida_free(&vdev->db_ida, page);
+		return -ENOMEM;
+	}
+	entry->vdev = vdev;
+	entry->type = VRNIC_MMAP_IO_NC;
+	entry->db_page = page;
+	entry->address = vdev->db_bar_start +
+			 ((resource_size_t)page << vdev->db_page_shift);
+	err = rdma_user_mmap_entry_insert(&uctx->ibucontext,
+					  &entry->rdma_entry, PAGE_SIZE);
+	if (err) {
+		kfree(entry);
+		ida_free(&vdev->db_ida, page);
+		return err;
+	}
+	uctx->db_page = page;
+	uctx->db_entry = &entry->rdma_entry;
+	return 0;
+}
+
+static void vrnic_ucontext_db_uninit(struct vrnic_ucontext *uctx)
+{
+	/* mmap_free frees the entry and the page once unmapped */
+	if (uctx->db_entry)
+		rdma_user_mmap_entry_remove(uctx->db_entry);
+	uctx->db_entry = NULL;
+}
+
 int vrnic_alloc_ucontext(struct ib_ucontext *ibucontext,
 			 struct ib_udata *udata)
 {
 	struct vrnic_dev *vdev = to_vdev(ibucontext->device);
+	struct vrnic_ucontext *uctx = to_vucontext(ibucontext);
 	struct vrnic_alloc_ucontext_resp resp = {};
 	struct vrnic_alloc_ucontext_cmd cmd = {};
 	int err;
@@ -219,13 +341,32 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibucontext,
 		return -EOPNOTSUPP;
 	}
 
+	err = vrnic_ucontext_db_init(vdev, uctx);
+	if (err)
+		return err;
+
 	resp.comp_mask = 0;
 	resp.db_page_shift = vdev->db_page_shift;
-	return vrnic_respond_udata(udata, &resp, sizeof(resp));
+	resp.db_page = uctx->db_page;
+	if (uctx->db_entry)
+		resp.db_mmap_key = rdma_user_mmap_get_offset(uctx->db_entry);
+	resp.max_inline_data = vrnic_max_inline(&vdev->dev_attr);
+	resp.max_sge = vrnic_max_send_sge(&vdev->dev_attr);
+	err = vrnic_respond_udata(udata, &resp, sizeof(resp));
+	if (err) {
+		vrnic_ucontext_db_uninit(uctx);
+		return err;
+	}
+	atomic_inc(&vdev->res_count[VRNIC_RES_UCTX]);
+	return 0;
 }
 
 void vrnic_dealloc_ucontext(struct ib_ucontext *ibucontext)
 {
+	struct vrnic_dev *vdev = to_vdev(ibucontext->device);
+
+	vrnic_ucontext_db_uninit(to_vucontext(ibucontext));
+	atomic_dec(&vdev->res_count[VRNIC_RES_UCTX]);
 }
 
 /*
@@ -272,4 +413,1494 @@ int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	stats->value[VRNIC_STAT_CMDQ_ERRORS] = atomic64_read(&cs->errors);
 	stats->value[VRNIC_STAT_CMDQ_TIMEOUTS] = atomic64_read(&cs->timeouts);
 	return ARRAY_SIZE(vrnic_device_stats_descs);
+}
+
+/* ---- udata helpers (STYLE 1.7) ---- */
+
+/*
+ * Copy a driver command from udata: @min_len bytes are mandatory, bytes past
+ * @size must be zero, and the struct is zero-filled first.
+ */
+static int vrnic_udata_in(struct ib_device *ibdev, struct ib_udata *udata,
+			  void *cmd, size_t size, size_t min_len,
+			  const char *verb)
+{
+	memset(cmd, 0, size);
+	if (udata->inlen < min_len) {
+		ibdev_dbg(ibdev, "%s: udata too short (%zu < %zu)\n", verb,
+			  udata->inlen, min_len);
+		return -EINVAL;
+	}
+	if (udata->inlen > size &&
+	    !ib_is_udata_cleared(udata, size, udata->inlen - size)) {
+		ibdev_dbg(ibdev, "%s: unknown non-zero udata fields\n", verb);
+		return -EINVAL;
+	}
+	return ib_copy_from_udata(cmd, udata, min(size, udata->inlen));
+}
+
+/* A verb with no driver input: anything sent must be zero. */
+static int vrnic_udata_no_in(struct ib_device *ibdev, struct ib_udata *udata,
+			     const char *verb)
+{
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
+		ibdev_dbg(ibdev, "%s: non-zero udata input\n", verb);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static u32 vrnic_uctx(struct ib_udata *udata)
+{
+	struct vrnic_ucontext *uctx =
+		rdma_udata_to_drv_context(udata, struct vrnic_ucontext,
+					  ibucontext);
+
+	return uctx ? uctx->db_page : 0;
+}
+
+/* Pin a user ring (CQ, QP, SRQ) and describe it: page-aligned, writable. */
+static int vrnic_pin_ring(struct vrnic_dev *vdev, struct vrnic_mem *mem,
+			  u64 addr, u64 len)
+{
+	struct ib_umem *umem;
+	int err;
+
+	if (!len || !PAGE_ALIGNED(addr))
+		return -EINVAL;
+	umem = ib_umem_get(&vdev->ibdev, addr, len, IB_ACCESS_LOCAL_WRITE);
+	if (IS_ERR(umem))
+		return PTR_ERR(umem);
+	err = vrnic_mem_from_umem(vdev, mem, umem, addr);
+	if (err)
+		ib_umem_release(umem);
+	return err;
+}
+
+/* ---- mmap ---- */
+
+int vrnic_mmap(struct ib_ucontext *ibucontext, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *rdma_entry;
+	struct vrnic_user_mmap_entry *entry;
+	int err;
+
+	rdma_entry = rdma_user_mmap_entry_get(ibucontext, vma);
+	if (!rdma_entry)
+		return -EINVAL;
+	entry = to_vmmap(rdma_entry);
+
+	switch (entry->type) {
+	case VRNIC_MMAP_IO_NC:
+		err = rdma_user_mmap_io(ibucontext, vma,
+					PHYS_PFN(entry->address),
+					rdma_entry->npages * PAGE_SIZE,
+					pgprot_noncached(vma->vm_page_prot),
+					rdma_entry);
+		break;
+	default:
+		err = -EINVAL;
+		break;
+	}
+	rdma_user_mmap_entry_put(rdma_entry);
+	return err;
+}
+
+void vrnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
+{
+	struct vrnic_user_mmap_entry *entry = to_vmmap(rdma_entry);
+
+	if (entry->type == VRNIC_MMAP_IO_NC)
+		ida_free(&entry->vdev->db_ida, entry->db_page);
+	kfree(entry);
+}
+
+/* ---- PD ---- */
+
+int vrnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibpd->device);
+	struct vrnic_pd *pd = to_vpd(ibpd);
+	int err;
+
+	err = vrnic_udata_no_in(&vdev->ibdev, udata, "alloc_pd");
+	if (err)
+		return err;
+
+	err = vrnic_cmd_alloc_pd(&vdev->cmdq, vrnic_uctx(udata), &pd->pdn);
+	if (err)
+		return err;
+	atomic_inc(&vdev->res_count[VRNIC_RES_PD]);
+	return 0;
+}
+
+int vrnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibpd->device);
+	struct vrnic_pd *pd = to_vpd(ibpd);
+	int err;
+
+	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DEALLOC_PD, pd->pdn);
+	if (err)
+		ibdev_warn_ratelimited(&vdev->ibdev,
+				       "DEALLOC_PD %u failed (%d)\n", pd->pdn,
+				       err);
+	atomic_dec(&vdev->res_count[VRNIC_RES_PD]);
+	return 0;
+}
+
+/* ---- MR ---- */
+
+#define VRNIC_MR_ACCESS_SUPPORTED					\
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |		\
+	 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC |		\
+	 IB_ZERO_BASED | IB_ACCESS_HUGETLB | IB_ACCESS_OPTIONAL)
+
+static int vrnic_access(int ib_access, u32 *access)
+{
+	if (ib_access & ~VRNIC_MR_ACCESS_SUPPORTED)
+		return -EOPNOTSUPP;
+	/* IBTA: remote write and atomic need local write */
+	if ((ib_access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(ib_access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+
+	*access = 0;
+	if (ib_access & IB_ACCESS_LOCAL_WRITE)
+		*access |= VRNIC_ACCESS_LOCAL_WRITE;
+	if (ib_access & IB_ACCESS_REMOTE_READ)
+		*access |= VRNIC_ACCESS_REMOTE_READ;
+	if (ib_access & IB_ACCESS_REMOTE_WRITE)
+		*access |= VRNIC_ACCESS_REMOTE_WRITE;
+	if (ib_access & IB_ACCESS_REMOTE_ATOMIC)
+		*access |= VRNIC_ACCESS_REMOTE_ATOMIC;
+	return 0;
+}
+
+/* A fresh consumer key byte per registration: a stale key never matches. */
+static u8 vrnic_next_key_byte(struct vrnic_dev *vdev)
+{
+	return atomic_inc_return(&vdev->key_byte) & VRNIC_KEY_BYTE_MASK;
+}
+
+struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int ib_access)
+{
+	struct vrnic_dev *vdev = to_vdev(ibpd->device);
+	struct vrnic_cmd_mr_params p = {};
+	struct vrnic_mem_desc desc = {};
+	struct vrnic_mr *mr;
+	u32 key;
+	int err;
+
+	/* The DMA MR is local only: no unsafe global rkey. */
+	if (ib_access & ~IB_ACCESS_LOCAL_WRITE)
+		return ERR_PTR(-EOPNOTSUPP);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	desc.iova = cpu_to_le64(0);
+	desc.length = cpu_to_le64(U64_MAX);
+	desc.flags = cpu_to_le32(FIELD_PREP(VRNIC_MEM_PAGE_SHIFT_MASK,
+					    ilog2(SZ_4K)));
+	p.pdn = to_vpd(ibpd)->pdn;
+	p.access = VRNIC_ACCESS_LOCAL_WRITE;
+	p.flags = VRNIC_MR_FLAG_DMA;
+	p.key_byte = vrnic_next_key_byte(vdev);
+	p.mem = &desc;
+	err = vrnic_cmd_reg_mr(&vdev->cmdq, &p, &key);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	mr->access = p.access;
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	atomic_inc(&vdev->res_count[VRNIC_RES_MR]);
+	return &mr->ibmr;
+}
+
+struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 virt_addr, int ib_access,
+				struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibpd->device);
+	struct vrnic_cmd_mr_params p = {};
+	struct ib_umem *umem;
+	struct vrnic_mr *mr;
+	u32 access, key;
+	int err;
+
+	err = vrnic_udata_no_in(&vdev->ibdev, udata, "reg_user_mr");
+	if (err)
+		return ERR_PTR(err);
+	err = vrnic_access(ib_access, &access);
+	if (err)
+		return ERR_PTR(err);
+	if (!length || length > vdev->dev_attr.max_mr_size)
+		return ERR_PTR(-EINVAL);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	umem = ib_umem_get(&vdev->ibdev, start, length, ib_access);
+	if (IS_ERR(umem)) {
+		err = PTR_ERR(umem);
+		goto err_free_mr;
+	}
+	err = vrnic_mem_from_umem(vdev, &mr->mem, umem, virt_addr);
+	if (err) {
+		ib_umem_release(umem);
+		goto err_free_mr;
+	}
+
+	p.pdn = to_vpd(ibpd)->pdn;
+	p.access = access;
+	p.key_byte = vrnic_next_key_byte(vdev);
+	p.mem = &mr->mem.desc;
+	err = vrnic_cmd_reg_mr(&vdev->cmdq, &p, &key);
+	if (err)
+		goto err_mem_uninit;
+
+	mr->access = access;
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	atomic_inc(&vdev->res_count[VRNIC_RES_MR]);
+	return &mr->ibmr;
+
+err_mem_uninit:
+	vrnic_mem_uninit(vdev, &mr->mem);
+err_free_mr:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+/*
+ * In place (the MR keeps its index, returns NULL): the device swaps the
+ * translation, PD and/or access atomically and the key byte changes, so the
+ * old key stops working. On failure nothing changes.
+ */
+struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 virt_addr, int ib_access,
+				  struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibmr->device);
+	struct vrnic_mr *mr = to_vmr(ibmr);
+	struct vrnic_cmd_mr_params p = {};
+	struct vrnic_mem new_mem = {};
+	u32 access = mr->access, key;
+	int err;
+
+	err = vrnic_udata_no_in(&vdev->ibdev, udata, "rereg_user_mr");
+	if (err)
+		return ERR_PTR(err);
+	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!flags)
+		return NULL;
+
+	if (flags & IB_MR_REREG_ACCESS) {
+		err = vrnic_access(ib_access, &access);
+		if (err)
+			return ERR_PTR(err);
+		p.flags |= VRNIC_MR_REREG_ACCESS;
+	} else {
+		ib_access = 0;
+		if (access & VRNIC_ACCESS_LOCAL_WRITE)
+			ib_access |= IB_ACCESS_LOCAL_WRITE;
+		if (access & VRNIC_ACCESS_REMOTE_READ)
+			ib_access |= IB_ACCESS_REMOTE_READ;
+		if (access & VRNIC_ACCESS_REMOTE_WRITE)
+			ib_access |= IB_ACCESS_REMOTE_WRITE;
+		if (access & VRNIC_ACCESS_REMOTE_ATOMIC)
+			ib_access |= IB_ACCESS_REMOTE_ATOMIC;
+	}
+
+	if (flags & IB_MR_REREG_TRANS) {
+		struct ib_umem *umem;
+
+		if (!length || length > vdev->dev_attr.max_mr_size)
+			return ERR_PTR(-EINVAL);
+		umem = ib_umem_get(&vdev->ibdev, start, length, ib_access);
+		if (IS_ERR(umem))
+			return ERR_CAST(umem);
+		err = vrnic_mem_from_umem(vdev, &new_mem, umem, virt_addr);
+		if (err) {
+			ib_umem_release(umem);
+			return ERR_PTR(err);
+		}
+		p.flags |= VRNIC_MR_REREG_TRANS;
+		p.mem = &new_mem.desc;
+	}
+
+	p.handle = ibmr->lkey;
+	p.pdn = (flags & IB_MR_REREG_PD) ? to_vpd(ibpd)->pdn :
+					    to_vpd(ibmr->pd)->pdn;
+	if (flags & IB_MR_REREG_PD)
+		p.flags |= VRNIC_MR_REREG_PD;
+	p.access = access;
+	p.key_byte = vrnic_next_key_byte(vdev);
+	err = vrnic_cmd_rereg_mr(&vdev->cmdq, &p, &key);
+	if (err) {
+		vrnic_mem_uninit(vdev, &new_mem);
+		return ERR_PTR(err);
+	}
+
+	if (flags & IB_MR_REREG_TRANS) {
+		/* The device no longer uses the old tables or pages. */
+		vrnic_mem_uninit(vdev, &mr->mem);
+		mr->mem = new_mem;
+	}
+	mr->access = access;
+	ibmr->lkey = key;
+	ibmr->rkey = key;
+	return NULL;
+}
+
+int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibmr->device);
+	struct vrnic_mr *mr = to_vmr(ibmr);
+	int err;
+
+	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DEREG_MR, ibmr->lkey);
+	if (err)
+		ibdev_warn_ratelimited(&vdev->ibdev,
+				       "DEREG_MR %#x failed (%d)\n",
+				       ibmr->lkey, err);
+	vrnic_mem_uninit(vdev, &mr->mem);
+	atomic_dec(&vdev->res_count[VRNIC_RES_MR]);
+	kfree(mr);
+	return 0;
+}
+
+/* ---- AH: a software address vector, created in atomic context ---- */
+
+static int vrnic_av_from_ah_attr(struct vrnic_dev *vdev, struct vrnic_av *av,
+				 const struct rdma_ah_attr *ah_attr)
+{
+	const struct ib_global_route *grh;
+
+	if (ah_attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(ah_attr) & IB_AH_GRH))
+		return -EINVAL;
+	grh = rdma_ah_read_grh(ah_attr);
+	if (grh->sgid_index >= vdev->port_attr.gid_tbl_len)
+		return -EINVAL;
+
+	memset(av, 0, sizeof(*av));
+	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
+	ether_addr_copy(av->dmac, ah_attr->roce.dmac);
+	av->sgid_index = grh->sgid_index;
+	av->hop_limit = grh->hop_limit;
+	av->flow_label = cpu_to_le32(grh->flow_label & IB_GRH_FLOWLABEL_MASK);
+	av->traffic_class = grh->traffic_class;
+	return 0;
+}
+
+int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		    struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibah->device);
+	struct vrnic_ah *ah = to_vah(ibah);
+	int err;
+
+	err = vrnic_udata_no_in(&vdev->ibdev, udata, "create_ah");
+	if (err)
+		return err;
+	err = vrnic_av_from_ah_attr(vdev, &ah->av, init_attr->ah_attr);
+	if (err)
+		return err;
+
+	if (udata) {
+		struct vrnic_create_ah_resp resp = {};
+
+		/* ib_core resolved it (ib_resolve_eth_dmac) for user AHs. */
+		ether_addr_copy(resp.dmac, ah->av.dmac);
+		err = vrnic_respond_udata(udata, &resp, sizeof(resp));
+		if (err)
+			return err;
+	}
+	atomic_inc(&vdev->res_count[VRNIC_RES_AH]);
+	return 0;
+}
+
+int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	atomic_dec(&to_vdev(ibah->device)->res_count[VRNIC_RES_AH]);
+	return 0;
+}
+
+/* ---- CQ ---- */
+
+static size_t vrnic_cq_bytes(u32 log_depth)
+{
+	return ((size_t)VRNIC_CQE_SIZE << log_depth) + VRNIC_DBREC_SIZE;
+}
+
+/* Kernel ring of 2^log_depth CQEs + dbrec, described in @mem. */
+static int vrnic_cq_kring_alloc(struct vrnic_dev *vdev, struct vrnic_kbuf *kbuf,
+				struct vrnic_mem *mem, u32 log_depth)
+{
+	int err;
+
+	err = vrnic_kbuf_alloc(vdev, kbuf, vrnic_cq_bytes(log_depth));
+	if (err)
+		return err;
+	err = vrnic_mem_from_kbuf(vdev, mem, kbuf);
+	if (err)
+		vrnic_kbuf_free(vdev, kbuf);
+	return err;
+}
+
+static void vrnic_cq_set_kring(struct vrnic_cq *cq, u32 log_depth)
+{
+	cq->log_depth = log_depth;
+	cq->depth = 1U << log_depth;
+	cq->ring = cq->kbuf.va;
+	cq->dbrec = cq->kbuf.va + ((size_t)VRNIC_CQE_SIZE << log_depth);
+	cq->ci = 0;
+}
+
+/* Validate a user CQ ring command (create and resize share the layout). */
+static int vrnic_cq_user_ring(struct vrnic_dev *vdev, int cqe, u64 comp_mask,
+			      u64 buf_addr, u32 buf_len, u32 log_depth,
+			      struct vrnic_mem *mem)
+{
+	u32 max_log = ilog2(vrnic_max_cqe(&vdev->dev_attr));
+
+	if (comp_mask)
+		return -EOPNOTSUPP;
+	if (log_depth < 1 || log_depth > max_log ||
+	    (1U << log_depth) < (u32)cqe ||
+	    buf_len < vrnic_cq_bytes(log_depth)) {
+		ibdev_dbg(&vdev->ibdev,
+			  "cq: bad ring (log_depth %u, cqe %d, buf_len %u)\n",
+			  log_depth, cqe, buf_len);
+		return -EINVAL;
+	}
+	return vrnic_pin_ring(vdev, mem, buf_addr, buf_len);
+}
+
+static u32 vrnic_cq_log_depth(int cqe)
+{
+	return max_t(u32, 1, order_base_2(cqe));
+}
+
+int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct uverbs_attr_bundle *attrs)
+{
+	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
+	struct vrnic_dev *vdev = to_vdev(ibcq->device);
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	struct vrnic_cmd_cq_params p = {};
+	struct vrnic_create_cq_cmd cmd;
+	u32 log_depth;
+	int err;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > vrnic_max_cqe(&vdev->dev_attr) ||
+	    attr->comp_vector >= vdev->num_eqs)
+		return -EINVAL;
+
+	spin_lock_init(&cq->lock);
+	cq->vector = attr->comp_vector;
+	if (udata) {
+		err = vrnic_udata_in(&vdev->ibdev, udata, &cmd, sizeof(cmd),
+				     offsetofend(typeof(cmd), log_depth),
+				     "create_cq");
+		if (err)
+			return err;
+		err = vrnic_cq_user_ring(vdev, attr->cqe, cmd.comp_mask,
+					 cmd.buf_addr, cmd.buf_len,
+					 cmd.log_depth, &cq->mem);
+		if (err)
+			return err;
+		log_depth = cmd.log_depth;
+		cq->log_depth = log_depth;
+		cq->depth = 1U << log_depth;
+	} else {
+		log_depth = vrnic_cq_log_depth(attr->cqe);
+		err = vrnic_cq_kring_alloc(vdev, &cq->kbuf, &cq->mem,
+					   log_depth);
+		if (err)
+			return err;
+		vrnic_cq_set_kring(cq, log_depth);
+		cq->kernel = true;
+	}
+
+	p.eqn = vdev->eqs[cq->vector].eqn;
+	p.log_depth = log_depth;
+	p.uctx = vrnic_uctx(udata);
+	p.mem = &cq->mem.desc;
+	err = vrnic_cmd_create_cq(&vdev->cmdq, &p, &cq->cqn);
+	if (err)
+		goto err_free_ring;
+
+	if (udata) {
+		struct vrnic_create_cq_resp resp = { .cqn = cq->cqn };
+
+		err = vrnic_respond_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_destroy;
+	}
+
+	err = xa_err(xa_store(&vdev->cq_xa, cq->cqn, cq, GFP_KERNEL));
+	if (err)
+		goto err_destroy;
+
+	ibcq->cqe = cq->depth;
+	atomic_inc(&vdev->res_count[VRNIC_RES_CQ]);
+	return 0;
+
+err_destroy:
+	vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_CQ, cq->cqn);
+err_free_ring:
+	vrnic_mem_uninit(vdev, &cq->mem);
+	vrnic_kbuf_free(vdev, &cq->kbuf);
+	return err;
+}
+
+static int vrnic_resize_kernel_cq(struct vrnic_dev *vdev, struct vrnic_cq *cq,
+				  u32 log_depth)
+{
+	struct vrnic_cmd_cq_params p = {};
+	struct vrnic_kbuf kbuf = {}, old_kbuf;
+	struct vrnic_mem mem = {}, old_mem;
+	unsigned long flags;
+	int err;
+
+	err = vrnic_cq_kring_alloc(vdev, &kbuf, &mem, log_depth);
+	if (err)
+		return err;
+
+	/*
+	 * The device copies what lies between dbrec.ci and its producer:
+	 * publish ci and keep pollers out until the new ring is in place.
+	 */
+	spin_lock_irqsave(&cq->lock, flags);
+	WRITE_ONCE(cq->dbrec->ci, cpu_to_le32(cq->ci));
+	cq->resizing = true;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	p.eqn = vdev->eqs[cq->vector].eqn;
+	p.log_depth = log_depth;
+	p.uctx = 0;
+	p.mem = &mem.desc;
+	err = vrnic_cmd_resize_cq(&vdev->cmdq, cq->cqn, &p);
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (!err) {
+		old_kbuf = cq->kbuf;
+		old_mem = cq->mem;
+		cq->kbuf = kbuf;
+		cq->mem = mem;
+		vrnic_cq_set_kring(cq, log_depth);
+		kbuf = old_kbuf;
+		mem = old_mem;
+	}
+	cq->resizing = false;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	/* The new ring on failure, the old one on success. */
+	vrnic_mem_uninit(vdev, &mem);
+	vrnic_kbuf_free(vdev, &kbuf);
+	return err;
+}
+
+int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibcq->device);
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	struct vrnic_cmd_cq_params p = {};
+	struct vrnic_resize_cq_cmd cmd;
+	struct vrnic_mem mem = {};
+	int err;
+
+	if (cqe < 1 || cqe > vrnic_max_cqe(&vdev->dev_attr))
+		return -EINVAL;
+
+	if (!udata) {
+		err = vrnic_resize_kernel_cq(vdev, cq, vrnic_cq_log_depth(cqe));
+		if (!err)
+			ibcq->cqe = cq->depth;
+		return err;
+	}
+
+	err = vrnic_udata_in(&vdev->ibdev, udata, &cmd, sizeof(cmd),
+			     offsetofend(typeof(cmd), log_depth), "resize_cq");
+	if (err)
+		return err;
+	err = vrnic_cq_user_ring(vdev, cqe, cmd.comp_mask, cmd.buf_addr,
+				 cmd.buf_len, cmd.log_depth, &mem);
+	if (err)
+		return err;
+
+	p.eqn = vdev->eqs[cq->vector].eqn;
+	p.log_depth = cmd.log_depth;
+	p.uctx = vrnic_uctx(udata);
+	p.mem = &mem.desc;
+	err = vrnic_cmd_resize_cq(&vdev->cmdq, cq->cqn, &p);
+	if (err) {
+		vrnic_mem_uninit(vdev, &mem);
+		return err;
+	}
+	vrnic_mem_uninit(vdev, &cq->mem);
+	cq->mem = mem;
+	cq->log_depth = cmd.log_depth;
+	cq->depth = 1U << cmd.log_depth;
+	ibcq->cqe = cq->depth;
+	return 0;
+}
+
+int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibcq->device);
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	int err;
+
+	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_CQ, cq->cqn);
+	if (err)
+		ibdev_warn_ratelimited(&vdev->ibdev,
+				       "DESTROY_CQ %u failed (%d)\n", cq->cqn,
+				       err);
+	/* Only if still ours: the device may have reused the number. */
+	xa_cmpxchg(&vdev->cq_xa, cq->cqn, cq, NULL, GFP_KERNEL);
+	vrnic_sync_cq_irqs(vdev, cq);
+	vrnic_mem_uninit(vdev, &cq->mem);
+	vrnic_kbuf_free(vdev, &cq->kbuf);
+	atomic_dec(&vdev->res_count[VRNIC_RES_CQ]);
+	return 0;
+}
+
+/* ---- QP ---- */
+
+static void vrnic_lock_cqs(struct vrnic_cq *a, struct vrnic_cq *b,
+			   unsigned long *flags)
+	__acquires(&a->lock) __acquires(&b->lock)
+{
+	if (a == b) {
+		spin_lock_irqsave(&a->lock, *flags);
+		__acquire(&b->lock);
+		return;
+	}
+	if (a > b)
+		swap(a, b);
+	spin_lock_irqsave(&a->lock, *flags);
+	spin_lock_nested(&b->lock, SINGLE_DEPTH_NESTING);
+}
+
+static void vrnic_unlock_cqs(struct vrnic_cq *a, struct vrnic_cq *b,
+			     unsigned long *flags)
+	__releases(&a->lock) __releases(&b->lock)
+{
+	if (a == b) {
+		__release(&b->lock);
+		spin_unlock_irqrestore(&a->lock, *flags);
+		return;
+	}
+	if (a > b)
+		swap(a, b);
+	spin_unlock(&b->lock);
+	spin_unlock_irqrestore(&a->lock, *flags);
+}
+
+/*
+ * A kernel QP is leaving the device's view (destroy) or going to RESET:
+ * drop its pending CQEs and, if @unpublish, its xarray entry, under the
+ * locks of its CQs (poll_cq looks QPs up under them); restart its rings.
+ */
+static void vrnic_qp_forget(struct vrnic_dev *vdev, struct vrnic_qp *qp,
+			    bool unpublish)
+{
+	struct vrnic_cq *scq = to_vcq(qp->ibqp.send_cq);
+	struct vrnic_cq *rcq = to_vcq(qp->ibqp.recv_cq);
+	unsigned long flags;
+
+	vrnic_lock_cqs(scq, rcq, &flags);
+	if (unpublish)
+		xa_cmpxchg(&vdev->qp_xa, qp->qpn, qp, NULL, GFP_ATOMIC);
+	vrnic_cq_clean(scq, qp->qpn);
+	if (rcq != scq)
+		vrnic_cq_clean(rcq, qp->qpn);
+	if (qp->kernel) {
+		spin_lock(&qp->sq_lock);
+		qp->sq.pi = 0;
+		qp->sq.ci = 0;
+		spin_unlock(&qp->sq_lock);
+		spin_lock(&qp->rq_lock);
+		qp->rq.pi = 0;
+		qp->rq.ci = 0;
+		spin_unlock(&qp->rq_lock);
+	}
+	vrnic_unlock_cqs(scq, rcq, &flags);
+}
+
+static int vrnic_qp_type(enum ib_qp_type type, u8 *vtype)
+{
+	switch (type) {
+	case IB_QPT_RC:
+		*vtype = VRNIC_QP_TYPE_RC;
+		return 0;
+	case IB_QPT_UC:
+		*vtype = VRNIC_QP_TYPE_UC;
+		return 0;
+	case IB_QPT_UD:
+		*vtype = VRNIC_QP_TYPE_UD;
+		return 0;
+	case IB_QPT_GSI:
+		*vtype = VRNIC_QP_TYPE_GSI;
+		return 0;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+/* Send WQE bytes before the data: header, plus the UD segment for UD/GSI */
+static u32 vrnic_sq_hdr(enum ib_qp_type type)
+{
+	return (type == IB_QPT_UD || type == IB_QPT_GSI) ? VRNIC_SQ_UD_HDR :
+							    VRNIC_SQ_HDR;
+}
+
+/* Check the requested capabilities against the device's limits. */
+static int vrnic_qp_check_cap(struct vrnic_dev *vdev,
+			      const struct ib_qp_init_attr *init_attr)
+{
+	const struct vrnic_cmd_dev_attr *da = &vdev->dev_attr;
+	const struct ib_qp_cap *cap = &init_attr->cap;
+
+	if (cap->max_send_wr > vrnic_max_qp_wr(da) ||
+	    cap->max_send_sge > vrnic_max_send_sge(da) ||
+	    cap->max_inline_data > vrnic_max_inline(da))
+		return -EINVAL;
+	if (!init_attr->srq &&
+	    (cap->max_recv_wr > vrnic_max_qp_wr(da) ||
+	     cap->max_recv_sge > vrnic_max_recv_sge(da)))
+		return -EINVAL;
+	return 0;
+}
+
+/* What a send WQE of 2^shift bytes grants, clamped to the device's limits */
+static void vrnic_qp_grant(struct vrnic_dev *vdev, struct vrnic_qp *qp,
+			   struct vrnic_cmd_qp_params *p, bool srq)
+{
+	const struct vrnic_cmd_dev_attr *da = &vdev->dev_attr;
+	u32 sq_room = (1U << p->sq_wqe_shift) - vrnic_sq_hdr(qp->ibqp.qp_type);
+
+	p->max_send_sge = min_t(u32, sq_room / VRNIC_SGE_SIZE,
+				vrnic_max_send_sge(da));
+	p->max_inline = min_t(u32, sq_room, vrnic_max_inline(da));
+	qp->cap.max_send_wr = 1U << p->sq_log_depth;
+	qp->cap.max_send_sge = p->max_send_sge;
+	qp->cap.max_inline_data = p->max_inline;
+	if (srq) {
+		p->max_recv_sge = 0;
+		qp->cap.max_recv_wr = 0;
+		qp->cap.max_recv_sge = 0;
+	} else {
+		p->max_recv_sge = min_t(u32, ((1U << p->rq_wqe_shift) -
+					      VRNIC_RQ_HDR) / VRNIC_SGE_SIZE,
+					vrnic_max_recv_sge(da));
+		qp->cap.max_recv_wr = 1U << p->rq_log_depth;
+		qp->cap.max_recv_sge = p->max_recv_sge;
+	}
+}
+
+static int vrnic_wq_init(struct vrnic_wq *wq, void *buf, u8 log_depth,
+			 u8 wqe_shift, u32 max_sge)
+{
+	wq->buf = buf;
+	wq->depth = 1U << log_depth;
+	wq->wqe_shift = wqe_shift;
+	wq->max_sge = max_sge;
+	wq->pi = 0;
+	wq->ci = 0;
+	wq->wrid = kvcalloc(wq->depth, sizeof(*wq->wrid), GFP_KERNEL);
+	return wq->wrid ? 0 : -ENOMEM;
+}
+
+static int vrnic_create_kernel_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
+				  struct ib_qp_init_attr *init_attr,
+				  struct vrnic_cmd_qp_params *p)
+{
+	const struct ib_qp_cap *cap = &init_attr->cap;
+	bool srq = init_attr->srq;
+	u32 sq_bytes, rq_bytes = 0;
+	int err;
+
+	qp->kernel = true;
+	qp->sq_hdr = vrnic_sq_hdr(init_attr->qp_type);
+	p->sq_log_depth = max_t(u32, 1, order_base_2(cap->max_send_wr));
+	p->sq_wqe_shift = max_t(u32, VRNIC_SQ_MIN_SHIFT,
+				order_base_2(qp->sq_hdr +
+					     max_t(u32, cap->max_send_sge *
+						   VRNIC_SGE_SIZE,
+						   cap->max_inline_data)));
+	if (!srq) {
+		p->rq_log_depth = max_t(u32, 1,
+					order_base_2(cap->max_recv_wr));
+		p->rq_wqe_shift = max_t(u32, VRNIC_RQ_MIN_SHIFT,
+					order_base_2(VRNIC_RQ_HDR +
+						     cap->max_recv_sge *
+						     VRNIC_SGE_SIZE));
+	}
+	if (p->sq_wqe_shift > VRNIC_WQE_MAX_SHIFT ||
+	    p->rq_wqe_shift > VRNIC_WQE_MAX_SHIFT)
+		return -EINVAL;
+	vrnic_qp_grant(vdev, qp, p, srq);
+
+	sq_bytes = 1U << (p->sq_log_depth + p->sq_wqe_shift);
+	if (!srq) {
+		p->rq_offset = ALIGN(sq_bytes, VRNIC_RING_ALIGN);
+		rq_bytes = 1U << (p->rq_log_depth + p->rq_wqe_shift);
+	}
+	err = vrnic_kbuf_alloc(vdev, &qp->kbuf, sq_bytes + rq_bytes);
+	if (err)
+		return err;
+	err = vrnic_mem_from_kbuf(vdev, &qp->mem, &qp->kbuf);
+	if (err)
+		goto err_free_kbuf;
+
+	qp->max_inline = p->max_inline;
+	qp->sq_sig_all = init_attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	err = vrnic_wq_init(&qp->sq, qp->kbuf.va, p->sq_log_depth,
+			    p->sq_wqe_shift, p->max_send_sge);
+	if (err)
+		goto err_mem_uninit;
+	if (!srq) {
+		err = vrnic_wq_init(&qp->rq, qp->kbuf.va + p->rq_offset,
+				    p->rq_log_depth, p->rq_wqe_shift,
+				    p->max_recv_sge);
+		if (err)
+			goto err_free_sq;
+	}
+	return 0;
+
+err_free_sq:
+	kvfree(qp->sq.wrid);
+err_mem_uninit:
+	vrnic_mem_uninit(vdev, &qp->mem);
+err_free_kbuf:
+	vrnic_kbuf_free(vdev, &qp->kbuf);
+	return err;
+}
+
+static int vrnic_create_user_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
+				struct ib_qp_init_attr *init_attr,
+				struct vrnic_cmd_qp_params *p,
+				struct ib_udata *udata)
+{
+	const struct ib_qp_cap *cap = &init_attr->cap;
+	u32 max_log = ilog2(vrnic_max_qp_wr(&vdev->dev_attr));
+	u32 hdr = vrnic_sq_hdr(init_attr->qp_type);
+	struct vrnic_create_qp_cmd cmd;
+	bool srq = init_attr->srq;
+	u64 sq_bytes, end;
+	int err;
+
+	err = vrnic_udata_in(&vdev->ibdev, udata, &cmd, sizeof(cmd),
+			     offsetofend(typeof(cmd), rq_wqe_shift),
+			     "create_qp");
+	if (err)
+		return err;
+	if (cmd.comp_mask)
+		return -EOPNOTSUPP;
+	if (cmd.reserved_e0)
+		return -EINVAL;
+
+	if (cmd.sq_log_depth < 1 || cmd.sq_log_depth > max_log ||
+	    (1U << cmd.sq_log_depth) < cap->max_send_wr ||
+	    cmd.sq_wqe_shift < VRNIC_SQ_MIN_SHIFT ||
+	    cmd.sq_wqe_shift > VRNIC_WQE_MAX_SHIFT ||
+	    (1U << cmd.sq_wqe_shift) < hdr + max_t(u32, cap->max_send_sge *
+						    VRNIC_SGE_SIZE,
+						    cap->max_inline_data))
+		goto err_inval;
+	sq_bytes = 1ULL << (cmd.sq_log_depth + cmd.sq_wqe_shift);
+	end = sq_bytes;
+	if (srq) {
+		if (cmd.rq_log_depth)
+			goto err_inval;
+	} else {
+		if (cmd.rq_log_depth < 1 || cmd.rq_log_depth > max_log ||
+		    (1U << cmd.rq_log_depth) < cap->max_recv_wr ||
+		    cmd.rq_wqe_shift < VRNIC_RQ_MIN_SHIFT ||
+		    cmd.rq_wqe_shift > VRNIC_WQE_MAX_SHIFT ||
+		    (1U << cmd.rq_wqe_shift) < VRNIC_RQ_HDR +
+						cap->max_recv_sge *
+						VRNIC_SGE_SIZE ||
+		    cmd.rq_offset < sq_bytes ||
+		    !IS_ALIGNED(cmd.rq_offset, VRNIC_RING_ALIGN))
+			goto err_inval;
+		end = (u64)cmd.rq_offset +
+		      (1ULL << (cmd.rq_log_depth + cmd.rq_wqe_shift));
+	}
+	if (cmd.buf_len < end)
+		goto err_inval;
+
+	p->sq_log_depth = cmd.sq_log_depth;
+	p->sq_wqe_shift = cmd.sq_wqe_shift;
+	p->rq_log_depth = cmd.rq_log_depth;
+	p->rq_wqe_shift = srq ? 0 : cmd.rq_wqe_shift;
+	p->rq_offset = srq ? 0 : cmd.rq_offset;
+	vrnic_qp_grant(vdev, qp, p, srq);
+	return vrnic_pin_ring(vdev, &qp->mem, cmd.buf_addr, cmd.buf_len);
+
+err_inval:
+	ibdev_dbg(&vdev->ibdev,
+		  "create_qp: bad rings (sq %u/%u, rq %u/%u, rq_offset %u, buf_len %u)\n",
+		  cmd.sq_log_depth, cmd.sq_wqe_shift, cmd.rq_log_depth,
+		  cmd.rq_wqe_shift, cmd.rq_offset, cmd.buf_len);
+	return -EINVAL;
+}
+
+static void vrnic_qp_free_rings(struct vrnic_dev *vdev, struct vrnic_qp *qp)
+{
+	vrnic_mem_uninit(vdev, &qp->mem);
+	vrnic_kbuf_free(vdev, &qp->kbuf);
+	kvfree(qp->sq.wrid);
+	kvfree(qp->rq.wrid);
+	qp->sq.wrid = NULL;
+	qp->rq.wrid = NULL;
+}
+
+int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
+		    struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibqp->device);
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	struct vrnic_cmd_qp_params p = {};
+	int err;
+
+	err = vrnic_qp_type(init_attr->qp_type, &p.type);
+	if (err)
+		return err;
+	if (init_attr->create_flags)
+		return -EOPNOTSUPP;
+	if (init_attr->qp_type == IB_QPT_GSI && udata)
+		return -EINVAL;
+	if (!init_attr->send_cq || !init_attr->recv_cq)
+		return -EINVAL;
+	err = vrnic_qp_check_cap(vdev, init_attr);
+	if (err)
+		return err;
+
+	mutex_init(&qp->state_lock);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	qp->state = IB_QPS_RESET;
+
+	if (udata)
+		err = vrnic_create_user_qp(vdev, qp, init_attr, &p, udata);
+	else
+		err = vrnic_create_kernel_qp(vdev, qp, init_attr, &p);
+	if (err)
+		return err;
+
+	p.pdn = to_vpd(ibqp->pd)->pdn;
+	p.send_cqn = to_vcq(init_attr->send_cq)->cqn;
+	p.recv_cqn = to_vcq(init_attr->recv_cq)->cqn;
+	p.srqn = init_attr->srq ? to_vsrq(init_attr->srq)->srqn : 0;
+	p.uctx = vrnic_uctx(udata);
+	p.mem = &qp->mem.desc;
+	err = vrnic_cmd_create_qp(&vdev->cmdq, &p, &qp->qpn);
+	if (err)
+		goto err_free_rings;
+	if (init_attr->qp_type == IB_QPT_GSI && qp->qpn != 1)
+		ibdev_warn(&vdev->ibdev, "GSI QP got qpn %u, not 1\n",
+			   qp->qpn);
+
+	if (udata) {
+		struct vrnic_create_qp_resp resp = {
+			.qpn = qp->qpn,
+			.max_inline = p.max_inline,
+		};
+
+		err = vrnic_respond_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_destroy;
+	}
+
+	err = xa_err(xa_store(&vdev->qp_xa, qp->qpn, qp, GFP_KERNEL));
+	if (err)
+		goto err_destroy;
+
+	ibqp->qp_num = qp->qpn;
+	init_attr->cap = qp->cap;
+	atomic_inc(&vdev->res_count[VRNIC_RES_QP]);
+	return 0;
+
+err_destroy:
+	vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_QP, qp->qpn);
+err_free_rings:
+	vrnic_qp_free_rings(vdev, qp);
+	return err;
+}
+
+#define VRNIC_QP_ATTR_SUPPORTED						\
+	(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS |		\
+	 IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_QKEY | IB_QP_AV |	\
+	 IB_QP_PATH_MTU | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |		\
+	 IB_QP_RNR_RETRY | IB_QP_RQ_PSN | IB_QP_MAX_QP_RD_ATOMIC |	\
+	 IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC | \
+	 IB_QP_DEST_QPN)
+
+/* The device's attribute bits are those of enum ib_qp_attr_mask. */
+static_assert(VRNIC_QP_ATTR_STATE == IB_QP_STATE);
+static_assert(VRNIC_QP_ATTR_CUR_STATE == IB_QP_CUR_STATE);
+static_assert(VRNIC_QP_ATTR_ACCESS == IB_QP_ACCESS_FLAGS);
+static_assert(VRNIC_QP_ATTR_PKEY_INDEX == IB_QP_PKEY_INDEX);
+static_assert(VRNIC_QP_ATTR_PORT == IB_QP_PORT);
+static_assert(VRNIC_QP_ATTR_QKEY == IB_QP_QKEY);
+static_assert(VRNIC_QP_ATTR_AV == IB_QP_AV);
+static_assert(VRNIC_QP_ATTR_PATH_MTU == IB_QP_PATH_MTU);
+static_assert(VRNIC_QP_ATTR_TIMEOUT == IB_QP_TIMEOUT);
+static_assert(VRNIC_QP_ATTR_RETRY_CNT == IB_QP_RETRY_CNT);
+static_assert(VRNIC_QP_ATTR_RNR_RETRY == IB_QP_RNR_RETRY);
+static_assert(VRNIC_QP_ATTR_RQ_PSN == IB_QP_RQ_PSN);
+static_assert(VRNIC_QP_ATTR_MAX_QP_RD_ATOMIC == IB_QP_MAX_QP_RD_ATOMIC);
+static_assert(VRNIC_QP_ATTR_MIN_RNR_TIMER == IB_QP_MIN_RNR_TIMER);
+static_assert(VRNIC_QP_ATTR_SQ_PSN == IB_QP_SQ_PSN);
+static_assert(VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC == IB_QP_MAX_DEST_RD_ATOMIC);
+static_assert(VRNIC_QP_ATTR_DEST_QPN == IB_QP_DEST_QPN);
+static_assert(VRNIC_QPS_ERR == (int)IB_QPS_ERR);
+
+static int vrnic_qp_attr_to_hw(struct vrnic_dev *vdev,
+			       const struct ib_qp_attr *attr, int mask,
+			       struct vrnic_qp_attr *hw)
+{
+	const struct vrnic_cmd_dev_attr *da = &vdev->dev_attr;
+	u32 access;
+	int err;
+
+	memset(hw, 0, sizeof(*hw));
+	if (mask & IB_QP_STATE)
+		hw->qp_state = cpu_to_le32(attr->qp_state);
+	if (mask & IB_QP_CUR_STATE)
+		hw->cur_qp_state = cpu_to_le32(attr->cur_qp_state);
+	if (mask & IB_QP_ACCESS_FLAGS) {
+		/* Local write is implied for a QP; MW bind is unsupported. */
+		err = vrnic_access(attr->qp_access_flags | IB_ACCESS_LOCAL_WRITE,
+				   &access);
+		if (err)
+			return err;
+		hw->access = cpu_to_le32(access & ~VRNIC_ACCESS_LOCAL_WRITE);
+	}
+	if (mask & IB_QP_PKEY_INDEX) {
+		if (attr->pkey_index)
+			return -EINVAL;
+		hw->pkey_index = cpu_to_le16(0);
+	}
+	if (mask & IB_QP_PORT) {
+		if (attr->port_num != VRNIC_PORT)
+			return -EINVAL;
+		hw->port = VRNIC_PORT;
+	}
+	if (mask & IB_QP_QKEY)
+		hw->qkey = cpu_to_le32(attr->qkey);
+	if (mask & IB_QP_AV) {
+		err = vrnic_av_from_ah_attr(vdev, &hw->av, &attr->ah_attr);
+		if (err)
+			return err;
+	}
+	if (mask & IB_QP_PATH_MTU) {
+		if (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096)
+			return -EINVAL;
+		hw->path_mtu = attr->path_mtu;
+	}
+	if (mask & IB_QP_TIMEOUT)
+		hw->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		hw->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		hw->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		hw->rq_psn = cpu_to_le32(attr->rq_psn & 0xffffff);
+	if (mask & IB_QP_SQ_PSN)
+		hw->sq_psn = cpu_to_le32(attr->sq_psn & 0xffffff);
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		hw->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC) {
+		if (attr->max_rd_atomic > da->max_qp_rd_atom)
+			return -EINVAL;
+		hw->max_rd_atomic = attr->max_rd_atomic;
+	}
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC) {
+		if (attr->max_dest_rd_atomic > da->max_qp_rd_atom)
+			return -EINVAL;
+		hw->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	}
+	if (mask & IB_QP_DEST_QPN)
+		hw->dest_qpn = cpu_to_le32(attr->dest_qp_num & 0xffffff);
+	return 0;
+}
+
+int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		    int attr_mask, struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibqp->device);
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	enum ib_qp_state cur, next;
+	struct vrnic_qp_attr hw;
+	int err;
+
+	err = vrnic_udata_no_in(&vdev->ibdev, udata, "modify_qp");
+	if (err)
+		return err;
+	if (attr_mask & ~VRNIC_QP_ATTR_SUPPORTED)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&qp->state_lock);
+	cur = (attr_mask & IB_QP_CUR_STATE) ? attr->cur_qp_state :
+					       READ_ONCE(qp->state);
+	next = (attr_mask & IB_QP_STATE) ? attr->qp_state : cur;
+	/* ib_core does not check: the driver does, the device again. */
+	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, attr_mask)) {
+		ibdev_dbg(&vdev->ibdev,
+			  "modify_qp %u: %d -> %d with mask %#x not allowed\n",
+			  qp->qpn, cur, next, attr_mask);
+		err = -EINVAL;
+		goto out;
+	}
+	err = vrnic_qp_attr_to_hw(vdev, attr, attr_mask, &hw);
+	if (err)
+		goto out;
+
+	err = vrnic_cmd_modify_qp(&vdev->cmdq, qp->qpn, attr_mask, &hw);
+	if (err) {
+		if (err == -EBUSY)	/* BAD_STATE: a transition refused */
+			err = -EINVAL;
+		goto out;
+	}
+
+	/* RESET dropped every WQE without completions: restart the rings. */
+	if (next == IB_QPS_RESET && cur != IB_QPS_RESET && qp->kernel)
+		vrnic_qp_forget(vdev, qp, false);
+	WRITE_ONCE(qp->state, next);
+out:
+	mutex_unlock(&qp->state_lock);
+	return err;
+}
+
+int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		   int attr_mask, struct ib_qp_init_attr *init_attr)
+{
+	struct vrnic_dev *vdev = to_vdev(ibqp->device);
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	struct vrnic_qp_attr hw;
+	u32 access;
+	int err;
+
+	err = vrnic_cmd_query_qp(&vdev->cmdq, qp->qpn, &hw);
+	if (err)
+		return err;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = le32_to_cpu(hw.qp_state);
+	attr->cur_qp_state = attr->qp_state;
+	attr->path_mtu = hw.path_mtu;
+	attr->path_mig_state = IB_MIG_MIGRATED;
+	attr->qkey = le32_to_cpu(hw.qkey);
+	attr->rq_psn = le32_to_cpu(hw.rq_psn);
+	attr->sq_psn = le32_to_cpu(hw.sq_psn);
+	attr->dest_qp_num = le32_to_cpu(hw.dest_qpn);
+	access = le32_to_cpu(hw.access);
+	if (access & VRNIC_ACCESS_REMOTE_READ)
+		attr->qp_access_flags |= IB_ACCESS_REMOTE_READ;
+	if (access & VRNIC_ACCESS_REMOTE_WRITE)
+		attr->qp_access_flags |= IB_ACCESS_REMOTE_WRITE;
+	if (access & VRNIC_ACCESS_REMOTE_ATOMIC)
+		attr->qp_access_flags |= IB_ACCESS_REMOTE_ATOMIC;
+	attr->cap = qp->cap;
+	attr->pkey_index = le16_to_cpu(hw.pkey_index);
+	attr->port_num = VRNIC_PORT;
+	attr->timeout = hw.timeout;
+	attr->retry_cnt = hw.retry_cnt;
+	attr->rnr_retry = hw.rnr_retry;
+	attr->min_rnr_timer = hw.min_rnr_timer;
+	attr->max_rd_atomic = hw.max_rd_atomic;
+	attr->max_dest_rd_atomic = hw.max_dest_rd_atomic;
+	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC) {
+		union ib_gid dgid;
+
+		memcpy(dgid.raw, hw.av.dgid, sizeof(dgid.raw));
+		attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+		rdma_ah_set_port_num(&attr->ah_attr, VRNIC_PORT);
+		rdma_ah_set_grh(&attr->ah_attr, &dgid,
+				le32_to_cpu(hw.av.flow_label),
+				hw.av.sgid_index, hw.av.hop_limit,
+				hw.av.traffic_class);
+		ether_addr_copy(attr->ah_attr.roce.dmac, hw.av.dmac);
+	}
+
+	memset(init_attr, 0, sizeof(*init_attr));
+	init_attr->qp_type = ibqp->qp_type;
+	init_attr->send_cq = ibqp->send_cq;
+	init_attr->recv_cq = ibqp->recv_cq;
+	init_attr->srq = ibqp->srq;
+	init_attr->cap = qp->cap;
+	init_attr->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
+						   IB_SIGNAL_REQ_WR;
+	init_attr->port_num = VRNIC_PORT;
+	return 0;
+}
+
+int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibqp->device);
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	int err;
+
+	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_QP, qp->qpn);
+	if (err)
+		ibdev_warn_ratelimited(&vdev->ibdev,
+				       "DESTROY_QP %u failed (%d)\n", qp->qpn,
+				       err);
+	vrnic_qp_forget(vdev, qp, true);
+	/* The AEQ handler may have looked it up (rule (b)). */
+	vrnic_sync_admin_irq(vdev);
+	vrnic_qp_free_rings(vdev, qp);
+	atomic_dec(&vdev->res_count[VRNIC_RES_QP]);
+	return 0;
+}
+
+/* ---- SRQ ---- */
+
+int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
+		     struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibsrq->device);
+	const struct vrnic_cmd_dev_attr *da = &vdev->dev_attr;
+	struct ib_srq_attr *attr = &init_attr->attr;
+	struct vrnic_srq *srq = to_vsrq(ibsrq);
+	struct vrnic_cmd_srq_params p = {};
+	struct vrnic_create_srq_cmd cmd;
+	u32 max_log = ilog2(max_t(u32, 2, vrnic_max_srq_wr(da)));
+	int err;
+
+	if (init_attr->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	if (!attr->max_wr || attr->max_wr > vrnic_max_srq_wr(da) ||
+	    attr->max_sge > vrnic_max_recv_sge(da) ||
+	    attr->srq_limit > attr->max_wr)
+		return -EINVAL;
+
+	spin_lock_init(&srq->lock);
+	if (udata) {
+		err = vrnic_udata_in(&vdev->ibdev, udata, &cmd, sizeof(cmd),
+				     offsetofend(typeof(cmd), wqe_shift),
+				     "create_srq");
+		if (err)
+			return err;
+		if (cmd.comp_mask)
+			return -EOPNOTSUPP;
+		if (cmd.reserved_b0 || cmd.log_depth < 1 ||
+		    cmd.log_depth > max_log ||
+		    (1U << cmd.log_depth) < attr->max_wr ||
+		    cmd.wqe_shift < VRNIC_RQ_MIN_SHIFT ||
+		    cmd.wqe_shift > VRNIC_WQE_MAX_SHIFT ||
+		    (1U << cmd.wqe_shift) < VRNIC_RQ_HDR +
+					    attr->max_sge * VRNIC_SGE_SIZE ||
+		    cmd.buf_len < (1ULL << (cmd.log_depth + cmd.wqe_shift)))
+			return -EINVAL;
+		p.log_depth = cmd.log_depth;
+		p.wqe_shift = cmd.wqe_shift;
+		err = vrnic_pin_ring(vdev, &srq->mem, cmd.buf_addr,
+				     cmd.buf_len);
+		if (err)
+			return err;
+	} else {
+		p.log_depth = max_t(u32, 1, order_base_2(attr->max_wr));
+		p.wqe_shift = max_t(u32, VRNIC_RQ_MIN_SHIFT,
+				    order_base_2(VRNIC_RQ_HDR +
+						 attr->max_sge *
+						 VRNIC_SGE_SIZE));
+		err = vrnic_kbuf_alloc(vdev, &srq->kbuf,
+				       1U << (p.log_depth + p.wqe_shift));
+		if (err)
+			return err;
+		err = vrnic_mem_from_kbuf(vdev, &srq->mem, &srq->kbuf);
+		if (err)
+			goto err_free_ring;
+		srq->kernel = true;
+	}
+	p.max_sge = min_t(u32, ((1U << p.wqe_shift) - VRNIC_RQ_HDR) /
+			       VRNIC_SGE_SIZE, vrnic_max_recv_sge(da));
+	if (srq->kernel) {
+		err = vrnic_wq_init(&srq->rq, srq->kbuf.va, p.log_depth,
+				    p.wqe_shift, p.max_sge);
+		if (err)
+			goto err_free_ring;
+		srq->done = bitmap_zalloc(srq->rq.depth, GFP_KERNEL);
+		if (!srq->done) {
+			err = -ENOMEM;
+			goto err_free_ring;
+		}
+	}
+
+	p.pdn = to_vpd(ibsrq->pd)->pdn;
+	p.uctx = vrnic_uctx(udata);
+	p.limit = attr->srq_limit;
+	p.mem = &srq->mem.desc;
+	err = vrnic_cmd_create_srq(&vdev->cmdq, &p, &srq->srqn);
+	if (err)
+		goto err_free_ring;
+
+	if (udata) {
+		struct vrnic_create_srq_resp resp = { .srqn = srq->srqn };
+
+		err = vrnic_respond_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_destroy;
+	}
+	err = xa_err(xa_store(&vdev->srq_xa, srq->srqn, srq, GFP_KERNEL));
+	if (err)
+		goto err_destroy;
+
+	srq->max_wr = 1U << p.log_depth;
+	srq->max_sge = p.max_sge;
+	attr->max_wr = srq->max_wr;
+	attr->max_sge = srq->max_sge;
+	atomic_inc(&vdev->res_count[VRNIC_RES_SRQ]);
+	return 0;
+
+err_destroy:
+	vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_SRQ, srq->srqn);
+err_free_ring:
+	bitmap_free(srq->done);
+	kvfree(srq->rq.wrid);
+	vrnic_mem_uninit(vdev, &srq->mem);
+	vrnic_kbuf_free(vdev, &srq->kbuf);
+	return err;
+}
+
+int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask attr_mask, struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibsrq->device);
+	struct vrnic_srq *srq = to_vsrq(ibsrq);
+	int err;
+
+	err = vrnic_udata_no_in(&vdev->ibdev, udata, "modify_srq");
+	if (err)
+		return err;
+	/* No resizing */
+	if (attr_mask & ~IB_SRQ_LIMIT)
+		return -EOPNOTSUPP;
+	if (!(attr_mask & IB_SRQ_LIMIT))
+		return 0;
+	if (attr->srq_limit > srq->max_wr)
+		return -EINVAL;
+	return vrnic_cmd_modify_srq(&vdev->cmdq, srq->srqn,
+				    VRNIC_SRQ_ATTR_LIMIT, attr->srq_limit);
+}
+
+int vrnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct vrnic_dev *vdev = to_vdev(ibsrq->device);
+	struct vrnic_srq *srq = to_vsrq(ibsrq);
+	struct vrnic_cmd_srq_attr sa;
+	int err;
+
+	err = vrnic_cmd_query_srq(&vdev->cmdq, srq->srqn, &sa);
+	if (err)
+		return err;
+	attr->max_wr = srq->max_wr;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = sa.limit;
+	return 0;
+}
+
+int vrnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibsrq->device);
+	struct vrnic_srq *srq = to_vsrq(ibsrq);
+	int err;
+
+	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_SRQ,
+				srq->srqn);
+	if (err)
+		ibdev_warn_ratelimited(&vdev->ibdev,
+				       "DESTROY_SRQ %u failed (%d)\n",
+				       srq->srqn, err);
+	xa_cmpxchg(&vdev->srq_xa, srq->srqn, srq, NULL, GFP_KERNEL);
+	vrnic_sync_admin_irq(vdev);
+	bitmap_free(srq->done);
+	kvfree(srq->rq.wrid);
+	vrnic_mem_uninit(vdev, &srq->mem);
+	vrnic_kbuf_free(vdev, &srq->kbuf);
+	atomic_dec(&vdev->res_count[VRNIC_RES_SRQ]);
+	return 0;
+}
+
+/* ---- restrack: `rdma res show ... -dd` ---- */
+
+static int vrnic_res_put(struct sk_buff *msg, const char * const *names,
+			 const u32 *vals, unsigned int n)
+{
+	struct nlattr *table = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	unsigned int i;
+
+	if (!table)
+		return -EMSGSIZE;
+	for (i = 0; i < n; i++) {
+		if (rdma_nl_put_driver_u32(msg, names[i], vals[i])) {
+			nla_nest_cancel(msg, table);
+			return -EMSGSIZE;
+		}
+	}
+	nla_nest_end(msg, table);
+	return 0;
+}
+
+int vrnic_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	static const char * const names[] = { "cqn", "depth", "vector", "ci" };
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	u32 vals[] = { cq->cqn, cq->depth, cq->vector, READ_ONCE(cq->ci) };
+
+	return vrnic_res_put(msg, names, vals, cq->kernel ? 4 : 3);
+}
+
+int vrnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	static const char * const names[] = {
+		"sq_depth", "rq_depth", "sq_pi", "sq_ci", "rq_pi", "rq_ci"
+	};
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	u32 vals[] = {
+		qp->cap.max_send_wr, qp->cap.max_recv_wr,
+		READ_ONCE(qp->sq.pi), READ_ONCE(qp->sq.ci),
+		READ_ONCE(qp->rq.pi), READ_ONCE(qp->rq.ci),
+	};
+
+	return vrnic_res_put(msg, names, vals, qp->kernel ? 6 : 2);
+}
+
+int vrnic_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	static const char * const names[] = { "page_shift", "npages", "levels" };
+	struct vrnic_mr *mr = to_vmr(ibmr);
+	u32 flags = le32_to_cpu(mr->mem.desc.flags);
+	u32 vals[] = {
+		FIELD_GET(VRNIC_MEM_PAGE_SHIFT_MASK, flags),
+		le32_to_cpu(mr->mem.desc.npages),
+		FIELD_GET(VRNIC_MEM_LEVELS_MASK, flags),
+	};
+
+	return vrnic_res_put(msg, names, vals, ARRAY_SIZE(vals));
+}
+
+int vrnic_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
+{
+	static const char * const names[] = { "srqn", "depth" };
+	struct vrnic_srq *srq = to_vsrq(ibsrq);
+	u32 vals[] = { srq->srqn, srq->max_wr };
+
+	return vrnic_res_put(msg, names, vals, ARRAY_SIZE(vals));
 }

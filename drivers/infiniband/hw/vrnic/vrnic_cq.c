@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vrnic kernel CQ data path: poll_cq and req_notify_cq. Both run in any
+ * context (ib_core pollers, ULPs under spinlocks) and never sleep.
+ *
+ * A kernel CQ is a coherent ring of 2^log_depth CQEs followed by the doorbell
+ * record. A CQE is new when its phase bit equals !((ci >> log_depth) & 1);
+ * after polling, the consumer index goes to dbrec.ci so the device can tell
+ * a full CQ (overrun -> CQ_ERR) from a free slot.
+ *
+ * The kernel's own WQEs carry their slot index as wr_id (VRNIC_KWRID_*): a
+ * CQE names its QP (qpn) and slot, and the consumer's wr_id comes from the
+ * queue's wrid table. QPs are looked up under the CQ lock; destroy_qp (and a
+ * move to RESET) erases the QP and rewrites its pending CQEs' qpn to 0 under
+ * the same lock (vrnic_cq_clean()), so a stale CQE is skipped, never
+ * attributed to a QP that reused the number.
+ */
+
+#include <linux/bitfield.h>
+
+#include "vrnic.h"
+
+static struct vrnic_cqe *vrnic_cq_peek(struct vrnic_cq *cq, u32 idx)
+{
+	struct vrnic_cqe *cqe = &cq->ring[idx & (cq->depth - 1)];
+	u32 phase = !((idx >> cq->log_depth) & 1);
+	u32 info;
+
+	/* The device writes the info word (phase) last. */
+	info = le32_to_cpu(READ_ONCE(cqe->info));
+	if (FIELD_GET(VRNIC_CQE_INFO_PHASE, info) != phase)
+		return NULL;
+	/* Read the rest only after its phase matched. */
+	dma_rmb();
+	return cqe;
+}
+
+static enum ib_wc_status vrnic_wc_status(u8 status)
+{
+	switch (status) {
+	case VRNIC_WC_SUCCESS:
+		return IB_WC_SUCCESS;
+	case VRNIC_WC_LOC_LEN_ERR:
+		return IB_WC_LOC_LEN_ERR;
+	case VRNIC_WC_LOC_QP_OP_ERR:
+		return IB_WC_LOC_QP_OP_ERR;
+	case VRNIC_WC_LOC_PROT_ERR:
+		return IB_WC_LOC_PROT_ERR;
+	case VRNIC_WC_WR_FLUSH_ERR:
+		return IB_WC_WR_FLUSH_ERR;
+	case VRNIC_WC_BAD_RESP_ERR:
+		return IB_WC_BAD_RESP_ERR;
+	case VRNIC_WC_LOC_ACCESS_ERR:
+		return IB_WC_LOC_ACCESS_ERR;
+	case VRNIC_WC_REM_INV_REQ_ERR:
+		return IB_WC_REM_INV_REQ_ERR;
+	case VRNIC_WC_REM_ACCESS_ERR:
+		return IB_WC_REM_ACCESS_ERR;
+	case VRNIC_WC_REM_OP_ERR:
+		return IB_WC_REM_OP_ERR;
+	case VRNIC_WC_RETRY_EXC_ERR:
+		return IB_WC_RETRY_EXC_ERR;
+	case VRNIC_WC_RNR_RETRY_EXC_ERR:
+		return IB_WC_RNR_RETRY_EXC_ERR;
+	case VRNIC_WC_FATAL_ERR:
+		return IB_WC_FATAL_ERR;
+	default:
+		return IB_WC_GENERAL_ERR;
+	}
+}
+
+static enum ib_wc_opcode vrnic_wc_opcode(u8 opcode)
+{
+	switch (opcode) {
+	case VRNIC_CQE_OP_RDMA_WRITE:
+		return IB_WC_RDMA_WRITE;
+	case VRNIC_CQE_OP_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case VRNIC_CQE_OP_COMP_SWAP:
+		return IB_WC_COMP_SWAP;
+	case VRNIC_CQE_OP_FETCH_ADD:
+		return IB_WC_FETCH_ADD;
+	case VRNIC_CQE_OP_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case VRNIC_CQE_OP_REG_MR:
+		return IB_WC_REG_MR;
+	case VRNIC_CQE_OP_RECV:
+		return IB_WC_RECV;
+	case VRNIC_CQE_OP_RECV_RDMA_WITH_IMM:
+		return IB_WC_RECV_RDMA_WITH_IMM;
+	case VRNIC_CQE_OP_SEND:
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/* Is idx one of the outstanding slots [ci, pi) of the queue? */
+static bool vrnic_wq_outstanding(u32 idx, u32 ci, u32 pi)
+{
+	return idx - ci < pi - ci;
+}
+
+/* Called with the CQ lock held; returns the consumer's wr_id. */
+static int vrnic_cq_take_wrid(struct vrnic_qp *qp, u64 raw, u64 *wr_id)
+{
+	u32 idx = FIELD_GET(VRNIC_KWRID_IDX_MASK, raw);
+	struct vrnic_srq *srq;
+	struct vrnic_wq *wq;
+
+	if ((raw & VRNIC_KWRID_RECV) && qp->ibqp.srq) {
+		srq = to_vsrq(qp->ibqp.srq);
+		wq = &srq->rq;
+		spin_lock(&srq->lock);
+		if (!vrnic_wq_outstanding(idx, wq->ci, wq->pi)) {
+			spin_unlock(&srq->lock);
+			return -EINVAL;
+		}
+		*wr_id = wq->wrid[idx & (wq->depth - 1)];
+		/* Slots complete out of order across CQs: advance past done. */
+		__set_bit(idx & (wq->depth - 1), srq->done);
+		while (wq->ci != wq->pi &&
+		       __test_and_clear_bit(wq->ci & (wq->depth - 1),
+					    srq->done))
+			wq->ci++;
+		spin_unlock(&srq->lock);
+		return 0;
+	}
+
+	wq = (raw & VRNIC_KWRID_RECV) ? &qp->rq : &qp->sq;
+	if (!vrnic_wq_outstanding(idx, wq->ci, READ_ONCE(wq->pi)))
+		return -EINVAL;
+	*wr_id = wq->wrid[idx & (wq->depth - 1)];
+	/*
+	 * In order: this CQE also retires the unsignaled WQEs before it.
+	 * Release: the wrid read above happens before the slot is reused.
+	 */
+	smp_store_release(&wq->ci, idx + 1);
+	return 0;
+}
+
+/* Decode one CQE; returns 0 if wc was filled, < 0 to skip the CQE. */
+static int vrnic_cq_decode(struct vrnic_cq *cq, struct vrnic_cqe *cqe,
+			   struct ib_wc *wc)
+{
+	struct vrnic_dev *vdev = to_vdev(cq->ibcq.device);
+	u32 qpn = le32_to_cpu(cqe->qpn);
+	u64 raw = le64_to_cpu(cqe->wr_id);
+	struct vrnic_qp *qp;
+	u8 flags;
+
+	if (!qpn)
+		return -ENOENT;	/* cleaned: its QP was destroyed or reset */
+	qp = xa_load(&vdev->qp_xa, qpn);
+	if (!qp || !qp->kernel) {
+		ibdev_warn_ratelimited(&vdev->ibdev,
+				       "CQ %u: CQE for unknown qpn %u dropped\n",
+				       cq->cqn, qpn);
+		return -ENOENT;
+	}
+	if (vrnic_cq_take_wrid(qp, raw, &wc->wr_id)) {
+		ibdev_warn_ratelimited(&vdev->ibdev,
+				       "CQ %u: CQE for QP %u names slot %#llx, not outstanding; dropped\n",
+				       cq->cqn, qpn, raw);
+		return -EINVAL;
+	}
+
+	flags = cqe->flags;
+	wc->status = vrnic_wc_status(cqe->status);
+	wc->opcode = vrnic_wc_opcode(cqe->opcode);
+	wc->vendor_err = FIELD_GET(VRNIC_CQE_INFO_VENDOR_ERR_MASK,
+				   le32_to_cpu(cqe->info));
+	wc->byte_len = le32_to_cpu(cqe->byte_len);
+	wc->qp = &qp->ibqp;
+	wc->src_qp = le32_to_cpu(cqe->src_qp);
+	wc->wc_flags = 0;
+	wc->pkey_index = 0;
+	wc->port_num = VRNIC_PORT;
+	wc->slid = 0;
+	wc->sl = 0;
+	wc->dlid_path_bits = 0;
+
+	if (flags & VRNIC_CQE_FLAG_IMM) {
+		/* The four bytes as received: network order already. */
+		wc->ex.imm_data = (__force __be32)cqe->imm_data;
+		wc->wc_flags |= IB_WC_WITH_IMM;
+	} else if (flags & VRNIC_CQE_FLAG_INV) {
+		wc->ex.invalidate_rkey = le32_to_cpu(cqe->imm_data);
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+	}
+	if (flags & VRNIC_CQE_FLAG_GRH)
+		wc->wc_flags |= IB_WC_GRH;
+	if ((raw & VRNIC_KWRID_RECV) &&
+	    (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)) {
+		switch (cqe->network_hdr_type) {
+		case VRNIC_NET_TYPE_IPV4:
+			wc->network_hdr_type = RDMA_NETWORK_IPV4;
+			wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+			break;
+		case VRNIC_NET_TYPE_IPV6:
+			wc->network_hdr_type = RDMA_NETWORK_IPV6;
+			wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+static void vrnic_cq_update_dbrec(struct vrnic_cq *cq)
+{
+	/* Every read of the consumed CQEs completes before the device sees ci. */
+	dma_mb();
+	WRITE_ONCE(cq->dbrec->ci, cpu_to_le32(cq->ci));
+}
+
+int vrnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	struct vrnic_cqe *cqe;
+	unsigned long flags;
+	int npolled = 0;
+	u32 start;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->resizing)
+		goto out;
+
+	start = cq->ci;
+	/* Bounded by the ring: skipped CQEs cannot keep us here forever. */
+	while (npolled < num_entries && cq->ci - start < cq->depth) {
+		cqe = vrnic_cq_peek(cq, cq->ci);
+		if (!cqe)
+			break;
+		cq->ci++;
+		if (!vrnic_cq_decode(cq, cqe, &wc[npolled]))
+			npolled++;
+	}
+	if (cq->ci != start)
+		vrnic_cq_update_dbrec(cq);
+out:
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return npolled;
+}
+
+int vrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct vrnic_dev *vdev = to_vdev(ibcq->device);
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	unsigned long irqflags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	vrnic_ring_db(vdev, (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
+		      VRNIC_DB_CQ_ARM_SOLICITED : VRNIC_DB_CQ_ARM_NEXT,
+		      cq->cqn, cq->ci);
+	/* During a resize the old ring is gone: report, the caller polls. */
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    (cq->resizing || vrnic_cq_peek(cq, cq->ci)))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}
+
+/*
+ * Forget the pending CQEs of a QP that is being destroyed or reset (the
+ * device writes no more for it): rewrite their qpn to 0, which poll_cq
+ * skips. Caller holds cq->lock.
+ */
+void vrnic_cq_clean(struct vrnic_cq *cq, u32 qpn)
+{
+	struct vrnic_cqe *cqe;
+	u32 i;
+
+	lockdep_assert_held(&cq->lock);
+	/* A user CQ is the provider's to poll: nothing of ours is in it. */
+	if (!cq->kernel || cq->resizing)
+		return;
+	for (i = cq->ci; i - cq->ci < cq->depth; i++) {
+		cqe = vrnic_cq_peek(cq, i);
+		if (!cqe)
+			break;
+		if (le32_to_cpu(cqe->qpn) == qpn)
+			WRITE_ONCE(cqe->qpn, 0);
+	}
+}
