@@ -13,8 +13,24 @@
 /*
  * The wrapper names must differ from the uapi struct names:
  * DECLARE_DRV_CMD(x, ...) defines "struct x" and "struct x_resp".
+ * Verbs without a vrnic payload (alloc_pd, reg_mr, modify_qp, ...) use the
+ * plain ibv_* command structs.
  */
 DECLARE_DRV_CMD(vrnic_get_context, IB_USER_VERBS_CMD_GET_CONTEXT,
 		vrnic_alloc_ucontext_cmd, vrnic_alloc_ucontext_resp);
+/*
+ * create_cq goes through ibv_cmd_create_cq_ex for both API generations:
+ * libibverbs 44 exports it (ibv_cmd_create_cq_ex2 came later).
+ */
+DECLARE_DRV_CMD(vrnic_ibv_create_cq, IB_USER_VERBS_EX_CMD_CREATE_CQ,
+		vrnic_create_cq_cmd, vrnic_create_cq_resp);
+DECLARE_DRV_CMD(vrnic_ibv_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		vrnic_resize_cq_cmd, empty);
+DECLARE_DRV_CMD(vrnic_ibv_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		vrnic_create_qp_cmd, vrnic_create_qp_resp);
+DECLARE_DRV_CMD(vrnic_ibv_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		vrnic_create_srq_cmd, vrnic_create_srq_resp);
+DECLARE_DRV_CMD(vrnic_ibv_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
+		empty, vrnic_create_ah_resp);
 
 #endif /* __VRNIC_ABI_H__ */

@@ -7,8 +7,10 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <ccan/minmax.h>
 #include <infiniband/driver.h>
 
 #include "verbs.h"
@@ -35,10 +37,76 @@ static const struct verbs_match_ent vrnic_match_table[] = {
 static void vrnic_free_context(struct ibv_context *ibvctx);
 
 static const struct verbs_context_ops vrnic_ctx_ops = {
+	.alloc_pd = vrnic_alloc_pd,
+	.create_ah = vrnic_create_ah,
+	.create_cq = vrnic_create_cq,
+	.create_cq_ex = vrnic_create_cq_ex,
+	.create_qp = vrnic_create_qp,
+	.create_qp_ex = vrnic_create_qp_ex,
+	.create_srq = vrnic_create_srq,
+	.dealloc_pd = vrnic_dealloc_pd,
+	.dereg_mr = vrnic_dereg_mr,
+	.destroy_ah = vrnic_destroy_ah,
+	.destroy_cq = vrnic_destroy_cq,
+	.destroy_qp = vrnic_destroy_qp,
+	.destroy_srq = vrnic_destroy_srq,
 	.free_context = vrnic_free_context,
+	.modify_qp = vrnic_modify_qp,
+	.modify_srq = vrnic_modify_srq,
+	.poll_cq = vrnic_poll_cq,
+	.post_recv = vrnic_post_recv,
+	.post_send = vrnic_post_send,
+	.post_srq_recv = vrnic_post_srq_recv,
 	.query_device_ex = vrnic_query_device_ex,
 	.query_port = vrnic_query_port,
+	.query_qp = vrnic_query_qp,
+	.query_srq = vrnic_query_srq,
+	.reg_mr = vrnic_reg_mr,
+	.req_notify_cq = vrnic_req_notify_cq,
+	.rereg_mr = vrnic_rereg_mr,
+	.resize_cq = vrnic_resize_cq,
 };
+
+/*
+ * Map this context's doorbell page once. User contexts own BAR2 pages
+ * 1 .. n-1 (page 0 is the kernel's), so db_page 0 means "no doorbell page":
+ * what an interface 1.0 kernel (the foundation vrnic.ko, whose shorter
+ * response leaves the 1.1 fields zero) and a 1.1 kernel on a device
+ * without objects both answer. Such a context still serves queries;
+ * queue creation then fails with EOPNOTSUPP.
+ */
+static int vrnic_map_db(struct vrnic_context *ctx,
+			const struct vrnic_get_context_resp *resp)
+{
+	size_t pg_sz = to_vrnic_dev(ctx->ibvctx.context.device)->pg_sz;
+	void *db;
+
+	if (!resp->db_page) {
+		verbs_debug(&ctx->ibvctx,
+			    "kernel without interface 1.1 objects: no doorbell page\n");
+		return 0;
+	}
+
+	ctx->db_size = max_t(size_t, (size_t)1 << ctx->db_page_shift, pg_sz);
+	db = mmap(NULL, ctx->db_size, PROT_WRITE, MAP_SHARED,
+		  ctx->ibvctx.context.cmd_fd, resp->db_mmap_key);
+	if (db == MAP_FAILED) {
+		verbs_err(&ctx->ibvctx, "doorbell page mmap failed: %d\n",
+			  errno);
+		return errno;
+	}
+
+	ctx->db = db;
+	ctx->max_inline_data = resp->max_inline_data;
+	return 0;
+}
+
+static void vrnic_unmap_db(struct vrnic_context *ctx)
+{
+	if (ctx->db)
+		munmap(ctx->db, ctx->db_size);
+	ctx->db = NULL;
+}
 
 static struct verbs_context *vrnic_alloc_context(struct ibv_device *ibvdev,
 						 int cmd_fd,
@@ -74,16 +142,34 @@ static struct verbs_context *vrnic_alloc_context(struct ibv_device *ibvdev,
 	}
 	ctx->db_page_shift = resp.db_page_shift;
 
+	ctx->qp_table = calloc(VRNIC_QP_TABLE_SIZE, sizeof(*ctx->qp_table));
+	if (!ctx->qp_table) {
+		err = ENOMEM;
+		goto err_uninit_ctx;
+	}
+	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
+
+	err = vrnic_map_db(ctx, &resp);
+	if (err)
+		goto err_free_qp_table;
+
 	verbs_set_ops(&ctx->ibvctx, &vrnic_ctx_ops);
 
 	err = vrnic_query_device_ctx(ctx);
 	if (err)
-		goto err_uninit_ctx;
+		goto err_unmap_db;
 
-	verbs_debug(&ctx->ibvctx, "context ready, resp comp_mask %#llx\n",
-		    (unsigned long long)resp.comp_mask);
+	verbs_debug(&ctx->ibvctx,
+		    "context ready, resp comp_mask %#llx db page %u max_inline %u\n",
+		    (unsigned long long)resp.comp_mask, resp.db_page,
+		    ctx->max_inline_data);
 	return &ctx->ibvctx;
 
+err_unmap_db:
+	vrnic_unmap_db(ctx);
+err_free_qp_table:
+	pthread_mutex_destroy(&ctx->qp_table_mutex);
+	free(ctx->qp_table);
 err_uninit_ctx:
 	verbs_uninit_context(&ctx->ibvctx);
 	free(ctx);
@@ -95,6 +181,9 @@ static void vrnic_free_context(struct ibv_context *ibvctx)
 {
 	struct vrnic_context *ctx = to_vrnic_context(ibvctx);
 
+	vrnic_unmap_db(ctx);
+	pthread_mutex_destroy(&ctx->qp_table_mutex);
+	free(ctx->qp_table);
 	verbs_uninit_context(&ctx->ibvctx);
 	free(ctx);
 }

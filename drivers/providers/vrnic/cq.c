@@ -1,0 +1,686 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libvrnic completion queues: create/resize/destroy through the kernel,
+ * poll and arm without a syscall.
+ *
+ * Ring (vrnic_hw_defs.h CREATE_CQ): 2^log_depth 32-byte vrnic_cqe, then the
+ * 64-byte vrnic_cq_dbrec, in one page-aligned buffer of ours that the
+ * kernel pins. The device writes a CQE body and its info word (phase bit)
+ * last; the phase is 1 on the first pass and flips on every wrap, i.e. a
+ * CQE at free-running index i is valid when its phase equals
+ * !((i >> log_depth) & 1). We write our free-running ci to dbrec.ci after
+ * polling so that the device can tell a full CQ from an empty one.
+ *
+ * A CQE names its QP (qpn) and carries back the wr_id field of the WQE. We
+ * put our own index there, not the user's wr_id (qp.c): the SQ/RQ ring
+ * position, which also tells how far the queue has been consumed (SQ and
+ * RQ complete in order, and an unsignaled send completes silently with the
+ * next signaled one), or for an SRQ the slot of its wr_id pool.
+ *
+ * Locking (STYLE 3.4, as efa): poll_cq takes cq->lock for the whole batch;
+ * start_poll takes it and releases it only if it fails; next_poll never
+ * releases it; end_poll releases it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ccan/minmax.h>
+#include <infiniband/driver.h>
+#include <infiniband/verbs.h>
+
+#include "verbs.h"
+#include "vrnic.h"
+
+#define VRNIC_WC_EX_FLAGS IBV_WC_STANDARD_FLAGS
+
+static inline uint32_t vrnic_cq_depth(const struct vrnic_cq *cq)
+{
+	return 1U << cq->log_depth;
+}
+
+static inline struct vrnic_cqe *vrnic_cq_entry(struct vrnic_cq *cq,
+					       uint32_t idx)
+{
+	return &cq->ring[idx & (vrnic_cq_depth(cq) - 1)];
+}
+
+/* Phase check only; the caller orders the rest with a read barrier. */
+static inline bool vrnic_cqe_valid(struct vrnic_cq *cq, uint32_t idx)
+{
+	const struct vrnic_cqe *cqe = vrnic_cq_entry(cq, idx);
+	uint32_t info = le32toh(*(const volatile __le32 *)&cqe->info);
+	uint32_t phase = ((idx >> cq->log_depth) & 1) ^ 1;
+
+	return FIELD_GET(VRNIC_CQE_INFO_PHASE, info) == phase;
+}
+
+/*
+ * Publish ci in the doorbell record. The CQEs up to ci were copied out
+ * before this store (udma_to_device_barrier orders them, as mlx5 does
+ * before its CQ doorbell record), so the device may reuse their slots.
+ */
+static void vrnic_cq_publish_ci(struct vrnic_cq *cq)
+{
+	if (!cq->ci_dirty)
+		return;
+	udma_to_device_barrier();
+	*(volatile __le32 *)&cq->dbrec->ci = htole32(cq->ci);
+	cq->ci_dirty = false;
+}
+
+static enum ibv_wc_status vrnic_to_ibv_status(uint8_t status)
+{
+	switch (status) {
+	case VRNIC_WC_SUCCESS:
+		return IBV_WC_SUCCESS;
+	case VRNIC_WC_LOC_LEN_ERR:
+		return IBV_WC_LOC_LEN_ERR;
+	case VRNIC_WC_LOC_QP_OP_ERR:
+		return IBV_WC_LOC_QP_OP_ERR;
+	case VRNIC_WC_LOC_PROT_ERR:
+		return IBV_WC_LOC_PROT_ERR;
+	case VRNIC_WC_WR_FLUSH_ERR:
+		return IBV_WC_WR_FLUSH_ERR;
+	case VRNIC_WC_BAD_RESP_ERR:
+		return IBV_WC_BAD_RESP_ERR;
+	case VRNIC_WC_LOC_ACCESS_ERR:
+		return IBV_WC_LOC_ACCESS_ERR;
+	case VRNIC_WC_REM_INV_REQ_ERR:
+		return IBV_WC_REM_INV_REQ_ERR;
+	case VRNIC_WC_REM_ACCESS_ERR:
+		return IBV_WC_REM_ACCESS_ERR;
+	case VRNIC_WC_REM_OP_ERR:
+		return IBV_WC_REM_OP_ERR;
+	case VRNIC_WC_RETRY_EXC_ERR:
+		return IBV_WC_RETRY_EXC_ERR;
+	case VRNIC_WC_RNR_RETRY_EXC_ERR:
+		return IBV_WC_RNR_RETRY_EXC_ERR;
+	case VRNIC_WC_FATAL_ERR:
+		return IBV_WC_FATAL_ERR;
+	default:
+		return IBV_WC_GENERAL_ERR;
+	}
+}
+
+static enum ibv_wc_opcode vrnic_to_ibv_wc_opcode(uint8_t opcode)
+{
+	switch (opcode) {
+	case VRNIC_CQE_OP_RDMA_WRITE:
+		return IBV_WC_RDMA_WRITE;
+	case VRNIC_CQE_OP_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case VRNIC_CQE_OP_COMP_SWAP:
+		return IBV_WC_COMP_SWAP;
+	case VRNIC_CQE_OP_FETCH_ADD:
+		return IBV_WC_FETCH_ADD;
+	case VRNIC_CQE_OP_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
+	case VRNIC_CQE_OP_RECV:
+		return IBV_WC_RECV;
+	case VRNIC_CQE_OP_RECV_RDMA_WITH_IMM:
+		return IBV_WC_RECV_RDMA_WITH_IMM;
+	case VRNIC_CQE_OP_SEND:
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+static unsigned int vrnic_cqe_wc_flags(const struct vrnic_cqe *cqe)
+{
+	unsigned int flags = 0;
+
+	if (cqe->flags & VRNIC_CQE_FLAG_IMM)
+		flags |= IBV_WC_WITH_IMM;
+	if (cqe->flags & VRNIC_CQE_FLAG_INV)
+		flags |= IBV_WC_WITH_INV;
+	if (cqe->flags & VRNIC_CQE_FLAG_GRH)
+		flags |= IBV_WC_GRH;
+	return flags;
+}
+
+/*
+ * Work queue completion: idx must name a WQE in [ci, pi), else the device
+ * (or a stale CQE) is lying and nothing is consumed.
+ */
+static int vrnic_wq_complete(struct vrnic_wq *wq, uint32_t idx,
+			     uint64_t *wr_id)
+{
+	uint32_t pi = vrnic_load_idx(&wq->pi);
+	uint32_t ci = wq->ci;
+
+	if (idx - ci >= pi - ci)
+		return EINVAL;
+
+	*wr_id = wq->wrid[idx & ((1U << wq->log_depth) - 1)];
+	/* Everything up to idx is done, signaled or not. */
+	vrnic_store_idx(&wq->ci, idx + 1);
+	return 0;
+}
+
+static int vrnic_srq_complete(struct vrnic_srq *srq, uint32_t idx,
+			      uint64_t *wr_id)
+{
+	int err = 0;
+
+	pthread_spin_lock(&srq->lock);
+	if (idx >= (1U << srq->log_depth) || !srq->busy[idx]) {
+		err = EINVAL;
+	} else {
+		*wr_id = srq->wrid[idx];
+		srq->busy[idx] = 0;
+		srq->free_list[srq->nfree++] = idx;
+	}
+	pthread_spin_unlock(&srq->lock);
+	return err;
+}
+
+/*
+ * Take the next CQE, if any: check the phase, barrier, copy it out, consume
+ * it and find the WQE it completes. A CQE that names no QP of ours or no
+ * outstanding WQE is still consumed (so the CQ cannot wedge) and reported
+ * as IBV_WC_GENERAL_ERR with wr_id 0. Called with cq->lock held.
+ */
+static int vrnic_poll_one(struct vrnic_cq *cq, struct vrnic_cqe *out,
+			  uint64_t *wr_id, enum ibv_wc_status *status)
+{
+	struct vrnic_context *ctx = to_vrnic_context(cq->vcq.cq.context);
+	struct vrnic_qp *qp = NULL;
+	uint32_t qpn, idx;
+	int err;
+
+	if (!vrnic_cqe_valid(cq, cq->ci))
+		return ENOENT;
+	/* The phase said valid: only now read the rest of the CQE. */
+	udma_from_device_barrier();
+	memcpy(out, vrnic_cq_entry(cq, cq->ci), sizeof(*out));
+	cq->ci++;
+	cq->ci_dirty = true;
+
+	*status = vrnic_to_ibv_status(out->status);
+	*wr_id = 0;
+	qpn = le32toh(out->qpn);
+	idx = (uint32_t)le64toh(out->wr_id);
+	if (qpn < VRNIC_QP_TABLE_SIZE)
+		qp = ctx->qp_table[qpn];
+	if (!qp) {
+		verbs_err(&ctx->ibvctx, "CQ %u: CQE for unknown QP %u\n",
+			  cq->cqn, qpn);
+		*status = IBV_WC_GENERAL_ERR;
+		return 0;
+	}
+
+	/*
+	 * Bit 7 of the opcode marks receive-queue completions, flushed and
+	 * failed ones included: it is how we know which queue idx indexes.
+	 */
+	if (out->opcode & VRNIC_CQE_OP_RECV) {
+		if (qp->srq)
+			err = vrnic_srq_complete(qp->srq, idx, wr_id);
+		else
+			err = vrnic_wq_complete(&qp->rq, idx, wr_id);
+	} else {
+		err = vrnic_wq_complete(&qp->sq, idx, wr_id);
+	}
+	if (err) {
+		verbs_err(&ctx->ibvctx,
+			  "CQ %u: QP %u CQE opcode %#x names no outstanding WQE (%u)\n",
+			  cq->cqn, qpn, out->opcode, idx);
+		*status = IBV_WC_GENERAL_ERR;
+	}
+	return 0;
+}
+
+static void vrnic_fill_wc(const struct vrnic_cqe *cqe, uint64_t wr_id,
+			  enum ibv_wc_status status, struct ibv_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = wr_id;
+	wc->status = status;
+	wc->opcode = vrnic_to_ibv_wc_opcode(cqe->opcode);
+	wc->vendor_err = FIELD_GET(VRNIC_CQE_INFO_VENDOR_ERR_MASK,
+				   le32toh(cqe->info));
+	wc->qp_num = le32toh(cqe->qpn);
+	if (status != IBV_WC_SUCCESS)
+		return;
+
+	wc->byte_len = le32toh(cqe->byte_len);
+	wc->wc_flags = vrnic_cqe_wc_flags(cqe);
+	if (cqe->flags & VRNIC_CQE_FLAG_IMM)
+		/* Network order in the CQE, network order in ibv_wc. */
+		memcpy(&wc->imm_data, &cqe->imm_data, sizeof(wc->imm_data));
+	else if (cqe->flags & VRNIC_CQE_FLAG_INV)
+		wc->invalidated_rkey = le32toh(cqe->imm_data);
+	wc->src_qp = le32toh(cqe->src_qp);
+}
+
+int vrnic_poll_cq(struct ibv_cq *ibvcq, int nwc, struct ibv_wc *wc)
+{
+	struct vrnic_cq *cq = to_vrnic_cq(ibvcq);
+	enum ibv_wc_status status;
+	struct vrnic_cqe cqe;
+	uint64_t wr_id;
+	int i;
+
+	pthread_spin_lock(&cq->lock);
+	for (i = 0; i < nwc; i++) {
+		if (vrnic_poll_one(cq, &cqe, &wr_id, &status))
+			break;
+		vrnic_fill_wc(&cqe, wr_id, status, &wc[i]);
+	}
+	vrnic_cq_publish_ci(cq);
+	pthread_spin_unlock(&cq->lock);
+
+	return i;
+}
+
+/* ---- extended poll API (ibv_create_cq_ex) --------------------------------- */
+
+static int vrnic_start_poll(struct ibv_cq_ex *ibvcqx,
+			    struct ibv_poll_cq_attr *attr)
+{
+	struct vrnic_cq *cq = to_vrnic_cq_ex(ibvcqx);
+	enum ibv_wc_status status;
+	int err;
+
+	if (unlikely(attr->comp_mask))
+		return EINVAL;
+
+	pthread_spin_lock(&cq->lock);
+	err = vrnic_poll_one(cq, &cq->cur, &ibvcqx->wr_id, &status);
+	if (err) {
+		pthread_spin_unlock(&cq->lock);
+		return err;
+	}
+	ibvcqx->status = status;
+	return 0;
+}
+
+static int vrnic_next_poll(struct ibv_cq_ex *ibvcqx)
+{
+	struct vrnic_cq *cq = to_vrnic_cq_ex(ibvcqx);
+	enum ibv_wc_status status;
+	int err;
+
+	err = vrnic_poll_one(cq, &cq->cur, &ibvcqx->wr_id, &status);
+	if (err)
+		return err;
+	ibvcqx->status = status;
+	return 0;
+}
+
+static void vrnic_end_poll(struct ibv_cq_ex *ibvcqx)
+{
+	struct vrnic_cq *cq = to_vrnic_cq_ex(ibvcqx);
+
+	vrnic_cq_publish_ci(cq);
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode vrnic_wc_read_opcode(struct ibv_cq_ex *ibvcqx)
+{
+	return vrnic_to_ibv_wc_opcode(to_vrnic_cq_ex(ibvcqx)->cur.opcode);
+}
+
+static uint32_t vrnic_wc_read_vendor_err(struct ibv_cq_ex *ibvcqx)
+{
+	return FIELD_GET(VRNIC_CQE_INFO_VENDOR_ERR_MASK,
+			 le32toh(to_vrnic_cq_ex(ibvcqx)->cur.info));
+}
+
+static unsigned int vrnic_wc_read_wc_flags(struct ibv_cq_ex *ibvcqx)
+{
+	return vrnic_cqe_wc_flags(&to_vrnic_cq_ex(ibvcqx)->cur);
+}
+
+static uint32_t vrnic_wc_read_byte_len(struct ibv_cq_ex *ibvcqx)
+{
+	return le32toh(to_vrnic_cq_ex(ibvcqx)->cur.byte_len);
+}
+
+/*
+ * IMM: network order as received. INV: ibv_wc_read_invalidated_rkey()
+ * applies be32toh to what we return, so hand back the rkey big-endian.
+ */
+static __be32 vrnic_wc_read_imm_data(struct ibv_cq_ex *ibvcqx)
+{
+	const struct vrnic_cqe *cqe = &to_vrnic_cq_ex(ibvcqx)->cur;
+	__be32 imm;
+
+	if (cqe->flags & VRNIC_CQE_FLAG_INV)
+		return htobe32(le32toh(cqe->imm_data));
+	memcpy(&imm, &cqe->imm_data, sizeof(imm));
+	return imm;
+}
+
+static uint32_t vrnic_wc_read_qp_num(struct ibv_cq_ex *ibvcqx)
+{
+	return le32toh(to_vrnic_cq_ex(ibvcqx)->cur.qpn);
+}
+
+static uint32_t vrnic_wc_read_src_qp(struct ibv_cq_ex *ibvcqx)
+{
+	return le32toh(to_vrnic_cq_ex(ibvcqx)->cur.src_qp);
+}
+
+/* RoCE: no LIDs, no SL in the CQE. */
+static uint32_t vrnic_wc_read_slid(struct ibv_cq_ex *ibvcqx)
+{
+	return 0;
+}
+
+static uint8_t vrnic_wc_read_sl(struct ibv_cq_ex *ibvcqx)
+{
+	return 0;
+}
+
+static uint8_t vrnic_wc_read_dlid_path_bits(struct ibv_cq_ex *ibvcqx)
+{
+	return 0;
+}
+
+/* Install only the readers the user asked for (efa_cq_fill_pfns). */
+static void vrnic_cq_fill_pfns(struct vrnic_cq *cq,
+			       const struct ibv_cq_init_attr_ex *attr)
+{
+	struct ibv_cq_ex *ibvcqx = &cq->vcq.cq_ex;
+
+	ibvcqx->start_poll = vrnic_start_poll;
+	ibvcqx->next_poll = vrnic_next_poll;
+	ibvcqx->end_poll = vrnic_end_poll;
+
+	ibvcqx->read_opcode = vrnic_wc_read_opcode;
+	ibvcqx->read_vendor_err = vrnic_wc_read_vendor_err;
+	ibvcqx->read_wc_flags = vrnic_wc_read_wc_flags;
+
+	if (attr->wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		ibvcqx->read_byte_len = vrnic_wc_read_byte_len;
+	if (attr->wc_flags & IBV_WC_EX_WITH_IMM)
+		ibvcqx->read_imm_data = vrnic_wc_read_imm_data;
+	if (attr->wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		ibvcqx->read_qp_num = vrnic_wc_read_qp_num;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		ibvcqx->read_src_qp = vrnic_wc_read_src_qp;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SLID)
+		ibvcqx->read_slid = vrnic_wc_read_slid;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SL)
+		ibvcqx->read_sl = vrnic_wc_read_sl;
+	if (attr->wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		ibvcqx->read_dlid_path_bits = vrnic_wc_read_dlid_path_bits;
+}
+
+/* ---- control path ------------------------------------------------------- */
+
+/*
+ * The CQ holds 2^log_depth CQEs, all usable (the phase bit tells full from
+ * empty): the smallest power of two >= cqe, at least 2 (log_depth >= 1).
+ */
+static int vrnic_cq_log_depth(struct vrnic_context *ctx, int ncqe,
+			      uint32_t *log_depth)
+{
+	if (ncqe < 1 || (uint32_t)ncqe > ctx->max_cqe)
+		return EINVAL;
+	*log_depth = max_t(uint32_t, 1, vrnic_order(ncqe));
+	return 0;
+}
+
+static size_t vrnic_cq_buf_len(uint32_t log_depth)
+{
+	return ((size_t)VRNIC_CQE_SIZE << log_depth) + VRNIC_DBREC_SIZE;
+}
+
+static void vrnic_cq_set_buf(struct vrnic_cq *cq, struct vrnic_buf *buf,
+			     uint32_t log_depth)
+{
+	cq->buf = *buf;
+	cq->log_depth = log_depth;
+	cq->ring = buf->addr;
+	cq->dbrec = (struct vrnic_cq_dbrec *)((uint8_t *)buf->addr +
+					      ((size_t)VRNIC_CQE_SIZE << log_depth));
+	cq->ci = 0;
+	cq->ci_dirty = false;
+	cq->vcq.cq.cqe = 1 << log_depth;
+}
+
+static struct vrnic_cq *vrnic_create_cq_common(struct ibv_context *ibvctx,
+					       struct ibv_cq_init_attr_ex *attr)
+{
+	struct vrnic_context *ctx = to_vrnic_context(ibvctx);
+	struct vrnic_ibv_create_cq_resp resp = {};
+	struct vrnic_ibv_create_cq cmd = {};
+	struct vrnic_buf buf = {};
+	struct vrnic_cq *cq;
+	uint32_t log_depth;
+	int err;
+
+	err = vrnic_check_objects(ctx);
+	if (err)
+		goto err_out;
+
+	if (!check_comp_mask(attr->comp_mask, IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     !check_comp_mask(attr->flags, IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
+	    !check_comp_mask(attr->wc_flags, VRNIC_WC_EX_FLAGS)) {
+		verbs_debug(&ctx->ibvctx,
+			    "create_cq: comp_mask %#x flags %#x wc_flags %#llx not supported\n",
+			    attr->comp_mask, attr->flags,
+			    (unsigned long long)attr->wc_flags);
+		err = EOPNOTSUPP;
+		goto err_out;
+	}
+
+	err = vrnic_cq_log_depth(ctx, attr->cqe, &log_depth);
+	if (err) {
+		verbs_debug(&ctx->ibvctx, "create_cq: cqe %u (max %u)\n",
+			    attr->cqe, ctx->max_cqe);
+		goto err_out;
+	}
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		err = ENOMEM;
+		goto err_out;
+	}
+
+	err = vrnic_buf_alloc(ctx, &buf, vrnic_cq_buf_len(log_depth));
+	if (err)
+		goto err_free_cq;
+
+	cmd.buf_addr = (uintptr_t)buf.addr;
+	cmd.buf_len = buf.len;
+	cmd.log_depth = log_depth;
+	err = ibv_cmd_create_cq_ex(ibvctx, attr, &cq->vcq, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp), 0);
+	if (err) {
+		verbs_debug(&ctx->ibvctx, "create_cq: kernel refused: %d\n",
+			    err);
+		goto err_free_buf;
+	}
+
+	if (!resp.cqn || resp.cqn > VRNIC_DB_QN_MASK) {
+		verbs_err(&ctx->ibvctx, "create_cq: kernel returned cqn %u\n",
+			  resp.cqn);
+		err = EPROTO;
+		goto err_destroy_cq;
+	}
+
+	cq->cqn = resp.cqn;
+	vrnic_cq_set_buf(cq, &buf, log_depth);
+	vrnic_cq_fill_pfns(cq, attr);
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	verbs_debug(&ctx->ibvctx, "CQ %u: %u CQEs\n", cq->cqn,
+		    1U << log_depth);
+	return cq;
+
+err_destroy_cq:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_free_buf:
+	vrnic_buf_free(&buf);
+err_free_cq:
+	free(cq);
+err_out:
+	errno = err;
+	return NULL;
+}
+
+struct ibv_cq *vrnic_create_cq(struct ibv_context *ibvctx, int ncqe,
+			       struct ibv_comp_channel *channel, int vec)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = ncqe,
+		.channel = channel,
+		.comp_vector = vec,
+	};
+	struct vrnic_cq *cq;
+
+	/* ncqe is an int: catch negative values before they become huge. */
+	if (ncqe < 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	cq = vrnic_create_cq_common(ibvctx, &attr);
+	return cq ? &cq->vcq.cq : NULL;
+}
+
+struct ibv_cq_ex *vrnic_create_cq_ex(struct ibv_context *ibvctx,
+				     struct ibv_cq_init_attr_ex *attr)
+{
+	struct vrnic_cq *cq;
+
+	cq = vrnic_create_cq_common(ibvctx, attr);
+	return cq ? &cq->vcq.cq_ex : NULL;
+}
+
+int vrnic_destroy_cq(struct ibv_cq *ibvcq)
+{
+	struct vrnic_cq *cq = to_vrnic_cq(ibvcq);
+	int err;
+
+	/* The device stops all DMA to the ring before this returns. */
+	err = ibv_cmd_destroy_cq(ibvcq);
+	if (err)
+		return err;
+
+	pthread_spin_destroy(&cq->lock);
+	vrnic_buf_free(&cq->buf);
+	free(cq);
+	return 0;
+}
+
+/*
+ * RESIZE_CQ copies the CQEs between dbrec.ci and the producer to the start
+ * of the new ring (new phase) and the consumer continues at ci 0, so the
+ * CQ lock is held across the command (as mlx5 does): no poll may run
+ * between publishing ci and switching rings.
+ */
+int vrnic_resize_cq(struct ibv_cq *ibvcq, int ncqe)
+{
+	struct vrnic_context *ctx = to_vrnic_context(ibvcq->context);
+	struct vrnic_cq *cq = to_vrnic_cq(ibvcq);
+	struct ib_uverbs_resize_cq_resp resp = {};
+	struct vrnic_ibv_resize_cq cmd = {};
+	struct vrnic_buf buf = {}, old;
+	uint32_t log_depth;
+	int err;
+
+	err = vrnic_cq_log_depth(ctx, ncqe, &log_depth);
+	if (err)
+		return err;
+
+	pthread_spin_lock(&cq->lock);
+	if (log_depth == cq->log_depth) {
+		pthread_spin_unlock(&cq->lock);
+		return 0;
+	}
+
+	err = vrnic_buf_alloc(ctx, &buf, vrnic_cq_buf_len(log_depth));
+	if (err)
+		goto out_unlock;
+
+	vrnic_cq_publish_ci(cq);
+	cmd.buf_addr = (uintptr_t)buf.addr;
+	cmd.buf_len = buf.len;
+	cmd.log_depth = log_depth;
+	err = ibv_cmd_resize_cq(ibvcq, ncqe, &cmd.ibv_cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+	if (err) {
+		verbs_debug(&ctx->ibvctx, "CQ %u: resize to %d refused: %d\n",
+			    cq->cqn, ncqe, err);
+		vrnic_buf_free(&buf);
+		goto out_unlock;
+	}
+
+	/* The kernel unpinned the old ring: the device is done with it. */
+	old = cq->buf;
+	vrnic_cq_set_buf(cq, &buf, log_depth);
+	vrnic_buf_free(&old);
+
+out_unlock:
+	pthread_spin_unlock(&cq->lock);
+	return err;
+}
+
+/*
+ * Arm with the consumer index: the device fires at once if CQEs past ci
+ * are already written, so nothing is missed between our last poll and the
+ * arm. No syscall; ci was published by the poll that advanced it.
+ */
+int vrnic_req_notify_cq(struct ibv_cq *ibvcq, int solicited_only)
+{
+	struct vrnic_context *ctx = to_vrnic_context(ibvcq->context);
+	struct vrnic_cq *cq = to_vrnic_cq(ibvcq);
+	uint32_t ci;
+
+	pthread_spin_lock(&cq->lock);
+	ci = cq->ci;
+	vrnic_ring_db(ctx, solicited_only ? VRNIC_DB_CQ_ARM_SOLICITED :
+					    VRNIC_DB_CQ_ARM_NEXT,
+		      cq->cqn, ci);
+	pthread_spin_unlock(&cq->lock);
+	return 0;
+}
+
+/*
+ * Drop the CQEs of a destroyed (or reset) QP that are still in the ring, so
+ * that a QP reusing the qpn never sees them (mlx4's __mlx4_cq_clean): later
+ * CQEs slide towards the producer over the dropped ones, each keeping the
+ * phase of the slot it lands in, and ci skips the freed slots. SRQ slots of
+ * dropped receive CQEs go back to the pool. Called with cq->lock held,
+ * after the device stopped producing CQEs for qpn.
+ */
+void vrnic_cq_clean(struct vrnic_cq *cq, uint32_t qpn, struct vrnic_srq *srq)
+{
+	uint32_t depth = vrnic_cq_depth(cq);
+	uint32_t prod, nfreed = 0;
+	struct vrnic_cqe *cqe, *dest;
+	uint32_t phase;
+
+	for (prod = cq->ci; prod - cq->ci < depth; prod++)
+		if (!vrnic_cqe_valid(cq, prod))
+			break;
+	udma_from_device_barrier();
+
+	while (prod != cq->ci) {
+		prod--;
+		cqe = vrnic_cq_entry(cq, prod);
+		if (le32toh(cqe->qpn) == qpn) {
+			if (srq && (cqe->opcode & VRNIC_CQE_OP_RECV))
+				vrnic_srq_put_slot(srq,
+						   (uint32_t)le64toh(cqe->wr_id));
+			nfreed++;
+		} else if (nfreed) {
+			dest = vrnic_cq_entry(cq, prod + nfreed);
+			phase = le32toh(dest->info) & VRNIC_CQE_INFO_PHASE;
+			memcpy(dest, cqe, sizeof(*dest));
+			dest->info = htole32((le32toh(dest->info) &
+					      ~VRNIC_CQE_INFO_PHASE) | phase);
+		}
+	}
+
+	if (nfreed) {
+		cq->ci += nfreed;
+		cq->ci_dirty = true;
+		vrnic_cq_publish_ci(cq);
+	}
+}

@@ -1,0 +1,725 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Host test of libvrnic's data path against a model of the device, no
+ * kernel and no device needed. The ibv_cmd_* calls the provider makes are
+ * replaced by stubs that play vrnic.ko (they record the udata and answer
+ * with object numbers); a "device" here reads WQEs and doorbells the way
+ * vrnic_hw_defs.h describes them and writes CQEs with the phase rule.
+ *
+ * Checks: ring and WQE sizing and reported caps, WQE/SGE/inline/UD layouts,
+ * one doorbell per post list, *bad_wr on the first bad WR with nothing of it
+ * on the ring, CQE phase across wraps, the doorbell record, arming, flush
+ * completions (signaled or not) retiring unsignaled WQEs, ring full, the
+ * ibv_wr_* API (including a failed session leaving no trace), SRQ slots
+ * completing out of order, CQ cleaning on destroy, resize, the extended
+ * poll API and the libibverbs 44 VERBS_QP_EX location.
+ *
+ * Output is TAP.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/driver.h>
+#include <infiniband/verbs.h>
+
+#include "verbs.h"
+#include "vrnic.h"
+
+static int test_no;
+static int test_failed;
+
+#define CHECK(cond, ...)                                                      \
+	do {                                                                  \
+		test_no++;                                                    \
+		if (cond) {                                                   \
+			printf("ok %d ", test_no);                            \
+		} else {                                                      \
+			printf("not ok %d ", test_no);                        \
+			test_failed++;                                        \
+		}                                                             \
+		printf(__VA_ARGS__);                                          \
+		printf("\n");                                                 \
+	} while (0)
+
+/* ---- libibverbs / kernel stand-ins --------------------------------------- */
+
+void __verbs_log(struct verbs_context *ctx, uint32_t level, const char *fmt,
+		 ...)
+{
+	va_list ap;
+
+	if (!getenv("VRNIC_TEST_VERBOSE"))
+		return;
+	va_start(ap, fmt);
+	fprintf(stderr, "# ");
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+static uint32_t next_qn = 2;
+static struct vrnic_create_cq_cmd last_cq_cmd;
+static struct vrnic_create_qp_cmd last_qp_cmd;
+static struct vrnic_create_srq_cmd last_srq_cmd;
+static struct ibv_qp_cap last_qp_cap;
+static uint32_t kernel_max_inline = 256;
+
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *attr,
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
+			 size_t cmd_size, struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags)
+{
+	struct vrnic_ibv_create_cq *c = (void *)cmd;
+	struct vrnic_ibv_create_cq_resp *r = (void *)resp;
+
+	last_cq_cmd = c->drv_payload;
+	cq->cq.context = context;
+	cq->cq.cqe = attr->cqe;
+	r->cqn = next_qn++;
+	return 0;
+}
+
+int ibv_cmd_destroy_cq(struct ibv_cq *cq)
+{
+	return 0;
+}
+
+/* The device's side of RESIZE_CQ lives in the test (resize_hook). */
+static void (*resize_hook)(struct vrnic_cq *cq, void *new_ring,
+			   uint32_t new_log_depth);
+
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
+		      size_t resp_size)
+{
+	struct vrnic_ibv_resize_cq *c = (void *)cmd;
+
+	if (resize_hook)
+		resize_hook(to_vrnic_cq(cq),
+			    (void *)(uintptr_t)c->drv_payload.buf_addr,
+			    c->drv_payload.log_depth);
+	cq->cqe = cqe;
+	return 0;
+}
+
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr,
+			 struct ibv_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp, size_t resp_size)
+{
+	struct vrnic_ibv_create_qp *c = (void *)cmd;
+	struct vrnic_ibv_create_qp_resp *r = (void *)resp;
+
+	last_qp_cmd = c->drv_payload;
+	last_qp_cap = attr->cap;
+	qp->qp.context = context;
+	qp->qp.pd = attr->pd;
+	qp->qp.send_cq = attr->send_cq;
+	qp->qp.recv_cq = attr->recv_cq;
+	qp->qp.srq = attr->srq;
+	qp->qp.qp_type = attr->qp_type;
+	qp->qp.state = IBV_QPS_RESET;
+	qp->qp.qp_num = next_qn++;
+	/* What libibverbs 44's set_qp() does to its comp_mask. */
+	memset((uint8_t *)qp + 352, 0, 4);
+	qp->comp_mask = 0;
+	r->max_inline = kernel_max_inline;
+	return 0;
+}
+
+int ibv_cmd_destroy_qp(struct ibv_qp *qp)
+{
+	return 0;
+}
+
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct ibv_modify_qp *cmd, size_t cmd_size)
+{
+	return 0;
+}
+
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		     int attr_mask, struct ibv_qp_init_attr *init_attr,
+		     struct ibv_query_qp *cmd, size_t cmd_size)
+{
+	memset(attr, 0, sizeof(*attr));
+	memset(init_attr, 0, sizeof(*init_attr));
+	attr->qp_state = qp->state;
+	return 0;
+}
+
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr, struct ibv_create_srq *cmd,
+		       size_t cmd_size, struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size)
+{
+	struct vrnic_ibv_create_srq *c = (void *)cmd;
+	struct vrnic_ibv_create_srq_resp *r = (void *)resp;
+
+	last_srq_cmd = c->drv_payload;
+	srq->context = pd->context;
+	srq->pd = pd;
+	r->srqn = next_qn++;
+	return 0;
+}
+
+int ibv_cmd_destroy_srq(struct ibv_srq *srq)
+{
+	return 0;
+}
+
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
+		      struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size)
+{
+	struct vrnic_ibv_create_ah_resp *r = (void *)resp;
+	static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 0x42 };
+
+	memcpy(r->dmac, mac, sizeof(mac));
+	ah->context = pd->context;
+	ah->pd = pd;
+	return 0;
+}
+
+int ibv_cmd_destroy_ah(struct ibv_ah *ah)
+{
+	return 0;
+}
+
+/* ---- the device model ------------------------------------------------------ */
+
+static struct vrnic_dev dev;
+static struct vrnic_context *ctx;
+static uint32_t db_page[VRNIC_DB_PAGE_SIZE / 4];
+static struct ibv_pd pd_obj;
+
+static uint32_t db_read(uint32_t off)
+{
+	uint32_t v = le32toh(db_page[off / 4]);
+
+	db_page[off / 4] = 0;
+	return v;
+}
+
+static uint32_t db_val(uint32_t qn, uint32_t idx)
+{
+	return ((idx & 0xffff) << 16) | qn;
+}
+
+/* Device producer index per CQ (by cqn). */
+static uint32_t cq_pi[64];
+
+static void dev_cqe(struct vrnic_cq *cq, uint32_t qpn, uint64_t tag,
+		    uint8_t opcode, uint8_t status, uint32_t byte_len)
+{
+	uint32_t pi = cq_pi[cq->cqn]++;
+	uint32_t depth = 1U << cq->log_depth;
+	struct vrnic_cqe *cqe = &cq->ring[pi & (depth - 1)];
+	uint32_t phase = ((pi >> cq->log_depth) & 1) ^ 1;
+
+	memset(cqe, 0, sizeof(*cqe));
+	cqe->wr_id = htole64(tag);
+	cqe->qpn = htole32(qpn);
+	cqe->opcode = opcode;
+	cqe->status = status;
+	cqe->byte_len = htole32(byte_len);
+	/* body first, phase last */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	cqe->info = htole32(phase | (status ? 0x1230000 : 0));
+}
+
+static struct vrnic_send_wqe *sq_wqe(struct vrnic_qp *qp, uint32_t idx)
+{
+	return (void *)((uint8_t *)qp->buf.addr +
+			((size_t)(idx & ((1U << last_qp_cmd.sq_log_depth) - 1))
+			 << qp->sq.wqe_shift));
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+void resize_copy(struct vrnic_cq *cq, void *new_ring, uint32_t new_log_depth);
+
+static void setup(void)
+{
+	ctx = calloc(1, sizeof(*ctx));
+	dev.pg_sz = 4096;
+	strcpy(dev.vdev.device.name, "vrnic_test");
+	ctx->ibvctx.context.device = &dev.vdev.device;
+	ctx->ibvctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+	pd_obj.context = &ctx->ibvctx.context;
+	ctx->db = db_page;
+	ctx->db_size = sizeof(db_page);
+	ctx->max_qp_wr = 4096;
+	ctx->max_sge = 16;
+	ctx->max_cqe = 65536;
+	ctx->max_srq_wr = 4096;
+	ctx->max_srq_sge = 16;
+	ctx->max_inline_data = 256;
+	ctx->qp_table = calloc(VRNIC_QP_TABLE_SIZE, sizeof(*ctx->qp_table));
+	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
+}
+
+static struct vrnic_qp *make_qp(enum ibv_qp_type type, struct ibv_cq *scq,
+				struct ibv_cq *rcq, struct ibv_srq *srq,
+				struct ibv_qp_cap cap, uint64_t send_ops)
+{
+	struct ibv_qp_init_attr_ex attr = {
+		.qp_type = type,
+		.send_cq = scq,
+		.recv_cq = rcq,
+		.srq = srq,
+		.cap = cap,
+		.pd = &pd_obj,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+	};
+	struct ibv_qp *qp;
+
+	if (send_ops) {
+		attr.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		attr.send_ops_flags = send_ops;
+	}
+	qp = vrnic_create_qp_ex(&ctx->ibvctx.context, &attr);
+	return qp ? to_vrnic_qp(qp) : NULL;
+}
+
+static void test_cq_and_rc_post(void)
+{
+	struct ibv_cq *ibvcq = vrnic_create_cq(&ctx->ibvctx.context, 5, NULL, 0);
+	struct ibv_qp_cap cap = { .max_send_wr = 10, .max_recv_wr = 10,
+				  .max_send_sge = 2, .max_recv_sge = 1,
+				  .max_inline_data = 64 };
+	struct ibv_sge sge[5] = {
+		{ .addr = 0x1000, .length = 100, .lkey = 0x111 },
+		{ .addr = 0x2000, .length = 200, .lkey = 0x222 },
+		{ .addr = (uintptr_t)"ABCDEFGH", .length = 8, .lkey = 0x333 },
+	};
+	struct ibv_send_wr wr[3], *bad = NULL;
+	struct ibv_wc wc[8];
+	struct vrnic_send_wqe *w;
+	struct vrnic_sge *s;
+	struct vrnic_cq *cq;
+	struct vrnic_qp *qp;
+	uint32_t v;
+	int n, i;
+
+	CHECK(ibvcq, "create_cq(5)");
+	cq = to_vrnic_cq(ibvcq);
+	CHECK(last_cq_cmd.log_depth == 3 && ibvcq->cqe == 8,
+	      "CQ of 5 -> 8 CQEs (log_depth %u, cqe %d)", last_cq_cmd.log_depth,
+	      ibvcq->cqe);
+	CHECK(last_cq_cmd.buf_len == 4096 && last_cq_cmd.buf_addr % 4096 == 0 &&
+	      (uint8_t *)cq->dbrec == (uint8_t *)cq->ring + 8 * 32,
+	      "CQ buffer page-aligned, dbrec after 8 CQEs");
+	CHECK(!vrnic_create_cq(&ctx->ibvctx.context, 65537, NULL, 0) &&
+	      errno == EINVAL, "create_cq(max_cqe + 1) -> EINVAL");
+	CHECK(!vrnic_create_cq(&ctx->ibvctx.context, 0, NULL, 0) &&
+	      errno == EINVAL, "create_cq(0) -> EINVAL");
+
+	qp = make_qp(IBV_QPT_RC, ibvcq, ibvcq, NULL, cap, 0);
+	CHECK(qp, "create RC QP");
+	CHECK(last_qp_cmd.sq_log_depth == 4 && last_qp_cmd.sq_wqe_shift == 7 &&
+	      last_qp_cmd.rq_log_depth == 4 && last_qp_cmd.rq_wqe_shift == 5 &&
+	      last_qp_cmd.rq_offset == 16 * 128 &&
+	      last_qp_cmd.buf_len == 4096,
+	      "QP rings: SQ 16 x 128B, RQ 16 x 32B at 2048 (%u %u %u %u %u)",
+	      last_qp_cmd.sq_log_depth, last_qp_cmd.sq_wqe_shift,
+	      last_qp_cmd.rq_log_depth, last_qp_cmd.rq_wqe_shift,
+	      last_qp_cmd.rq_offset);
+	CHECK(last_qp_cap.max_send_wr == 16 && last_qp_cap.max_send_sge == 4 &&
+	      last_qp_cap.max_inline_data == 64 && last_qp_cap.max_recv_wr == 16 &&
+	      last_qp_cap.max_recv_sge == 1,
+	      "caps sent to the kernel are what the rings hold");
+
+	/* RESET: refused, nothing on the ring. */
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 0xa0; wr[0].opcode = IBV_WR_SEND; wr[0].sg_list = sge;
+	wr[0].num_sge = 1;
+	CHECK(vrnic_post_send(&qp->vqp.qp, wr, &bad) == EINVAL && bad == wr &&
+	      !db_read(VRNIC_DB_SQ), "post_send in RESET -> EINVAL, no doorbell");
+
+	qp->vqp.qp.state = IBV_QPS_RTS;
+	wr[0].next = &wr[1];
+	wr[1].wr_id = 0xa1; wr[1].opcode = IBV_WR_RDMA_WRITE; wr[1].sg_list = sge;
+	wr[1].num_sge = 2; wr[1].send_flags = IBV_SEND_SIGNALED;
+	wr[1].wr.rdma.remote_addr = 0xdead0000; wr[1].wr.rdma.rkey = 0x4567;
+	wr[1].next = &wr[2];
+	wr[2].wr_id = 0xa2; wr[2].opcode = IBV_WR_SEND_WITH_IMM;
+	wr[2].sg_list = &sge[2]; wr[2].num_sge = 1;
+	wr[2].imm_data = htobe32(0x01020304);
+	wr[2].send_flags = IBV_SEND_INLINE | IBV_SEND_SOLICITED;
+	bad = NULL;
+	CHECK(vrnic_post_send(&qp->vqp.qp, wr, &bad) == 0 && !bad,
+	      "post_send of 3 WRs");
+	v = db_read(VRNIC_DB_SQ);
+	CHECK(v == db_val(qp->qpn, 3), "one SQ doorbell, pi 3 (%#x)", v);
+
+	w = sq_wqe(qp, 0);
+	s = (struct vrnic_sge *)(w + 1);
+	CHECK(le64toh(w->wr_id) == 0 && w->opcode == VRNIC_WQE_OP_SEND &&
+	      w->flags == 0 && w->num_sge == 1 && le64toh(s[0].addr) == 0x1000 &&
+	      le32toh(s[0].length) == 100 && le32toh(s[0].lkey) == 0x111,
+	      "WQE 0: SEND, unsignaled, 1 SGE, wr_id = ring position");
+	w = sq_wqe(qp, 1);
+	s = (struct vrnic_sge *)(w + 1);
+	CHECK(w->opcode == VRNIC_WQE_OP_RDMA_WRITE &&
+	      w->flags == VRNIC_WQE_FLAG_SIGNALED && w->num_sge == 2 &&
+	      le32toh(w->rkey) == 0x4567 &&
+	      le64toh(w->remote_addr) == 0xdead0000 &&
+	      le32toh(s[1].lkey) == 0x222, "WQE 1: RDMA WRITE signaled, 2 SGEs");
+	w = sq_wqe(qp, 2);
+	CHECK(w->opcode == VRNIC_WQE_OP_SEND_IMM &&
+	      w->flags == (VRNIC_WQE_FLAG_INLINE | VRNIC_WQE_FLAG_SOLICITED) &&
+	      le32toh(w->inline_len) == 8 && w->num_sge == 0 &&
+	      !memcmp(w + 1, "ABCDEFGH", 8) &&
+	      !memcmp(&w->imm_data, "\x01\x02\x03\x04", 4),
+	      "WQE 2: SEND_IMM, 8 bytes inline after the header (len %u)",
+	      le32toh(w->inline_len));
+
+	/* A bad WR in the middle: the first is posted, nothing of the rest. */
+	wr[0].next = &wr[1];
+	wr[1].num_sge = 5;
+	wr[2].send_flags = 0;
+	bad = NULL;
+	CHECK(vrnic_post_send(&qp->vqp.qp, wr, &bad) == EINVAL && bad == &wr[1],
+	      "bad num_sge in WR 2 of 3 -> EINVAL, *bad_wr = WR 2");
+	v = db_read(VRNIC_DB_SQ);
+	CHECK(v == db_val(qp->qpn, 4), "doorbell covers only WR 1 (%#x)", v);
+	wr[1].num_sge = 2;
+
+	/* Completion of the signaled WRITE (position 1) retires 0 and 1. */
+	dev_cqe(cq, qp->qpn, 1, VRNIC_CQE_OP_RDMA_WRITE, 0, 300);
+	n = vrnic_poll_cq(ibvcq, 8, wc);
+	CHECK(n == 1 && wc[0].wr_id == 0xa1 && wc[0].status == IBV_WC_SUCCESS &&
+	      wc[0].opcode == IBV_WC_RDMA_WRITE && wc[0].qp_num == qp->qpn &&
+	      qp->sq.ci == 2, "poll: WRITE completion, wr_id 0xa1, sq ci 2");
+	CHECK(le32toh(cq->dbrec->ci) == 1, "dbrec.ci = 1 after polling");
+
+	/* ERR: the device flushes 2 and 3 (unsignaled too). */
+	qp->vqp.qp.state = IBV_QPS_ERR;
+	dev_cqe(cq, qp->qpn, 2, VRNIC_CQE_OP_SEND, VRNIC_WC_WR_FLUSH_ERR, 0);
+	dev_cqe(cq, qp->qpn, 3, VRNIC_CQE_OP_SEND, VRNIC_WC_WR_FLUSH_ERR, 0);
+	n = vrnic_poll_cq(ibvcq, 8, wc);
+	CHECK(n == 2 && wc[0].wr_id == 0xa2 && wc[1].wr_id == 0xa0 &&
+	      wc[0].status == IBV_WC_WR_FLUSH_ERR &&
+	      wc[1].status == IBV_WC_WR_FLUSH_ERR && wc[1].vendor_err == 0x123 &&
+	      qp->sq.ci == 4, "flush CQEs polled, in order, vendor_err");
+	CHECK(vrnic_poll_cq(ibvcq, 8, wc) == 0, "CQ empty");
+
+	/* Arm carries ci. */
+	vrnic_req_notify_cq(ibvcq, 0);
+	v = db_read(VRNIC_DB_CQ_ARM_NEXT);
+	CHECK(v == db_val(cq->cqn, 3), "arm next: ci 3, cqn (%#x)", v);
+	vrnic_req_notify_cq(ibvcq, 1);
+	v = db_read(VRNIC_DB_CQ_ARM_SOLICITED);
+	CHECK(v == db_val(cq->cqn, 3), "arm solicited (%#x)", v);
+
+	/* In ERR posts still succeed; fill the SQ to full. */
+	wr[0].next = NULL;
+	for (i = 0; i < 16; i++)
+		if (vrnic_post_send(&qp->vqp.qp, wr, &bad))
+			break;
+	CHECK(i == 16, "16 posts fit a 16-deep SQ");
+	CHECK(vrnic_post_send(&qp->vqp.qp, wr, &bad) == ENOMEM && bad == wr,
+	      "17th -> ENOMEM");
+	v = db_read(VRNIC_DB_SQ);
+	CHECK(v == db_val(qp->qpn, 20), "last doorbell pi 20 (%#x)", v);
+
+	/* Flush all 16 through an 8-deep CQ: phases across two wraps. */
+	for (i = 0; i < 16; i++) {
+		if (i % 8 == 0 && i) {
+			n = vrnic_poll_cq(ibvcq, 8, wc);
+			if (n != 8)
+				break;
+		}
+		dev_cqe(cq, qp->qpn, 4 + i, VRNIC_CQE_OP_SEND,
+			VRNIC_WC_WR_FLUSH_ERR, 0);
+	}
+	n = vrnic_poll_cq(ibvcq, 8, wc);
+	CHECK(i == 16 && n == 8 && qp->sq.ci == 20 && cq->ci == 19,
+	      "phase wraps: 16 flushes polled (ci %u)", cq->ci);
+
+	/* Receive side. */
+	{
+		struct ibv_recv_wr rwr = { .wr_id = 0xb0, .sg_list = sge,
+					   .num_sge = 1 };
+		struct ibv_recv_wr *rbad = NULL;
+		struct vrnic_recv_wqe *r =
+			(void *)((uint8_t *)qp->buf.addr + 2048);
+
+		CHECK(vrnic_post_recv(&qp->vqp.qp, &rwr, &rbad) == 0 &&
+		      db_read(VRNIC_DB_RQ) == db_val(qp->qpn, 1) &&
+		      le64toh(r->wr_id) == 0 && r->num_sge == 1 &&
+		      le64toh(((struct vrnic_sge *)(r + 1))->addr) == 0x1000,
+		      "post_recv: WQE at rq_offset, RQ doorbell");
+		rwr.num_sge = 2;
+		CHECK(vrnic_post_recv(&qp->vqp.qp, &rwr, &rbad) == EINVAL &&
+		      rbad == &rwr && !db_read(VRNIC_DB_RQ),
+		      "post_recv num_sge 2 > 1 -> EINVAL");
+		dev_cqe(cq, qp->qpn, 0, VRNIC_CQE_OP_RECV,
+			VRNIC_WC_WR_FLUSH_ERR, 0);
+		n = vrnic_poll_cq(ibvcq, 8, wc);
+		CHECK(n == 1 && wc[0].wr_id == 0xb0 && qp->rq.ci == 1 &&
+		      wc[0].opcode == IBV_WC_RECV,
+		      "receive flush completes the RQ WQE");
+	}
+
+	/* A CQE naming nothing outstanding is consumed as GENERAL_ERR. */
+	dev_cqe(cq, qp->qpn, 77, VRNIC_CQE_OP_SEND, 0, 0);
+	n = vrnic_poll_cq(ibvcq, 8, wc);
+	CHECK(n == 1 && wc[0].status == IBV_WC_GENERAL_ERR && qp->sq.ci == 20,
+	      "bogus CQE index -> GENERAL_ERR, queue untouched");
+
+	n = qp->qpn;
+	CHECK(vrnic_destroy_qp(&qp->vqp.qp) == 0 && !ctx->qp_table[n],
+	      "destroy_qp");
+	CHECK(vrnic_destroy_cq(ibvcq) == 0, "destroy_cq");
+}
+
+static void test_wr_api_and_ud(void)
+{
+	struct ibv_cq *ibvcq = vrnic_create_cq(&ctx->ibvctx.context, 64, NULL, 0);
+	struct ibv_qp_cap cap = { .max_send_wr = 4, .max_recv_wr = 4,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct ibv_ah_attr ah_attr = { .is_global = 1, .port_num = 1,
+				       .grh = { .sgid_index = 1, .hop_limit = 64,
+						.flow_label = 0x12345,
+						.traffic_class = 3 } };
+	struct ibv_sge sge = { .addr = 0x5000, .length = 16, .lkey = 7 };
+	struct ibv_send_wr wr = { .wr_id = 0xc0, .opcode = IBV_WR_SEND,
+				  .sg_list = &sge, .num_sge = 1 };
+	char hello[] = "hello";
+	struct ibv_send_wr *bad;
+	struct vrnic_send_wqe *w;
+	struct vrnic_av *av;
+	struct vrnic_ud_dest *dest;
+	struct ibv_qp_ex *qpx;
+	struct ibv_ah *ah;
+	struct vrnic_qp *qp;
+	uint32_t v;
+
+	memset(ah_attr.grh.dgid.raw, 0xfe, 16);
+	qp = make_qp(IBV_QPT_UD, ibvcq, ibvcq, NULL, cap,
+		     IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM);
+	CHECK(qp && last_qp_cmd.sq_wqe_shift == 8 && qp->sq_data_off == 128,
+	      "UD QP: 64 header + 64 address segment + 1 SGE -> 256-byte WQEs");
+	CHECK(qp->max_inline == 128 && qp->sq.max_sge == 8,
+	      "UD caps: the rest of the WQE, 128 bytes inline or 8 SGEs");
+	CHECK(!make_qp(IBV_QPT_UD, ibvcq, ibvcq, NULL, cap,
+		       IBV_QP_EX_WITH_RDMA_WRITE) && errno == EOPNOTSUPP,
+	      "UD QP with RDMA_WRITE send op -> EOPNOTSUPP");
+	qpx = &qp->vqp.qp_ex;
+	CHECK(ibv_qp_to_qp_ex(&qp->vqp.qp) == qpx,
+	      "host libibverbs 44's ibv_qp_to_qp_ex() finds VERBS_QP_EX");
+
+	ah = vrnic_create_ah(&pd_obj, &ah_attr);
+	CHECK(ah && !memcmp(to_vrnic_ah(ah)->av.dmac, "\x02\0\0\0\0\x42", 6),
+	      "create_ah keeps the kernel's dmac");
+	ah_attr.is_global = 0;
+	CHECK(!vrnic_create_ah(&pd_obj, &ah_attr) && errno == EINVAL,
+	      "create_ah without GRH -> EINVAL");
+
+	qp->vqp.qp.state = IBV_QPS_RTS;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = 0x99;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	CHECK(vrnic_post_send(&qp->vqp.qp, &wr, &bad) == 0 &&
+	      db_read(VRNIC_DB_SQ) == db_val(qp->qpn, 1), "UD post_send");
+	w = sq_wqe(qp, 0);
+	av = (struct vrnic_av *)(w + 1);
+	dest = (struct vrnic_ud_dest *)(av + 1);
+	CHECK(av->dgid[0] == 0xfe && av->sgid_index == 1 && av->hop_limit == 64 &&
+	      le32toh(av->flow_label) == 0x12345 && av->traffic_class == 3 &&
+	      le32toh(dest->dest_qpn) == 0x99 &&
+	      le32toh(dest->qkey) == 0x11111111 &&
+	      le64toh(((struct vrnic_sge *)((uint8_t *)w + 128))->addr) == 0x5000,
+	      "UD WQE: av, dest, SGE at 128");
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	CHECK(vrnic_post_send(&qp->vqp.qp, &wr, &bad) == EINVAL,
+	      "RDMA WRITE on UD -> EINVAL");
+
+	/* ibv_wr_* session of two WRs, one doorbell. */
+	ibv_wr_start(qpx);
+	qpx->wr_id = 0xd0;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_ud_addr(qpx, ah, 5, 6);
+	ibv_wr_set_sge(qpx, 1, 0x6000, 8);
+	qpx->wr_id = 0xd1;
+	qpx->wr_flags = 0;
+	ibv_wr_send_imm(qpx, htobe32(0xabcd));
+	ibv_wr_set_ud_addr(qpx, ah, 5, 6);
+	ibv_wr_set_inline_data(qpx, hello, 5);
+	CHECK(ibv_wr_complete(qpx) == 0, "wr_complete");
+	v = db_read(VRNIC_DB_SQ);
+	CHECK(v == db_val(qp->qpn, 3), "wr session: one doorbell, pi 3 (%#x)", v);
+	w = sq_wqe(qp, 2);
+	CHECK(w->opcode == VRNIC_WQE_OP_SEND_IMM &&
+	      (w->flags & VRNIC_WQE_FLAG_INLINE) && le32toh(w->inline_len) == 5 &&
+	      !memcmp((uint8_t *)w + 128, "hello", 5) &&
+	      le32toh(((struct vrnic_ud_dest *)((uint8_t *)w + 96))->dest_qpn) == 5,
+	      "wr_send_imm + inline");
+
+	/* A failed session reaches neither ring index nor doorbell. */
+	ibv_wr_start(qpx);
+	qpx->wr_id = 0xe0;
+	ibv_wr_send(qpx);
+	ibv_wr_set_inline_data(qpx, qp, 4096);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && !db_read(VRNIC_DB_SQ) &&
+	      qp->sq.pi == 3, "oversized inline: wr_complete EINVAL, no doorbell");
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_abort(qpx);
+	CHECK(!db_read(VRNIC_DB_SQ) && qp->sq.pi == 3, "wr_abort: nothing posted");
+
+	/* Extended CQ API. */
+	{
+		struct ibv_cq_init_attr_ex cattr = {
+			.cqe = 4,
+			.wc_flags = IBV_WC_EX_WITH_BYTE_LEN |
+				    IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_IMM,
+		};
+		struct ibv_poll_cq_attr pattr = {};
+		struct ibv_cq_ex *cqx;
+		struct vrnic_cq *cq = to_vrnic_cq(ibvcq);
+		int ret, n = 0;
+		uint64_t ids[3];
+
+		cattr.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+		CHECK(!vrnic_create_cq_ex(&ctx->ibvctx.context, &cattr) &&
+		      errno == EOPNOTSUPP, "cq_ex with timestamps -> EOPNOTSUPP");
+		cattr.wc_flags &= ~IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+		cqx = vrnic_create_cq_ex(&ctx->ibvctx.context, &cattr);
+		CHECK(cqx && cqx->read_byte_len && !cqx->read_src_qp,
+		      "create_cq_ex installs only the requested readers");
+
+		dev_cqe(cq, qp->qpn, 0, VRNIC_CQE_OP_SEND, 0, 16);
+		dev_cqe(cq, qp->qpn, 2, VRNIC_CQE_OP_SEND, 0, 5);
+		ret = ibv_start_poll(&cq->vcq.cq_ex, &pattr);
+		while (!ret) {
+			ids[n++] = cq->vcq.cq_ex.wr_id;
+			ret = ibv_next_poll(&cq->vcq.cq_ex);
+		}
+		ibv_end_poll(&cq->vcq.cq_ex);
+		CHECK(n == 2 && ids[0] == 0xc0 && ids[1] == 0xd1 &&
+		      qp->sq.ci == 3 && le32toh(cq->dbrec->ci) == cq->ci,
+		      "start/next/end_poll: 2 completions, dbrec published");
+		CHECK(ibv_start_poll(&cq->vcq.cq_ex, &pattr) == ENOENT,
+		      "start_poll on empty CQ -> ENOENT (lock released)");
+		CHECK(pthread_spin_trylock(&cq->lock) == 0,
+		      "CQ lock free after ENOENT");
+		pthread_spin_unlock(&cq->lock);
+		vrnic_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	}
+
+	vrnic_destroy_ah(ah);
+	vrnic_destroy_qp(&qp->vqp.qp);
+	vrnic_destroy_cq(ibvcq);
+}
+
+static void test_clean_resize_srq(void)
+{
+	struct ibv_cq *ibvcq = vrnic_create_cq(&ctx->ibvctx.context, 8, NULL, 0);
+	struct vrnic_cq *cq = to_vrnic_cq(ibvcq);
+	struct ibv_qp_cap cap = { .max_send_wr = 8, .max_send_sge = 1 };
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 3, .max_sge = 1 } };
+	struct ibv_sge sge = { .addr = 0x7000, .length = 64, .lkey = 9 };
+	struct ibv_recv_wr rwr[3], *rbad;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+	struct ibv_wc wc[8];
+	struct vrnic_qp *a, *b;
+	struct vrnic_srq *srq;
+	struct ibv_srq *ibvsrq;
+	int n, i;
+
+	ibvsrq = vrnic_create_srq(&pd_obj, &sattr);
+	CHECK(ibvsrq && sattr.attr.max_wr == 4 && last_srq_cmd.log_depth == 2 &&
+	      last_srq_cmd.wqe_shift == 5, "SRQ of 3 -> 4 x 32B");
+	srq = to_vrnic_srq(ibvsrq);
+
+	a = make_qp(IBV_QPT_RC, ibvcq, ibvcq, ibvsrq, cap, 0);
+	b = make_qp(IBV_QPT_RC, ibvcq, ibvcq, NULL, cap, 0);
+	CHECK(a && b && last_qp_cmd.rq_log_depth == 1 && a->srq == srq,
+	      "QPs with and without SRQ");
+	a->vqp.qp.state = b->vqp.qp.state = IBV_QPS_RTS;
+
+	memset(rwr, 0, sizeof(rwr));
+	for (i = 0; i < 3; i++) {
+		rwr[i].wr_id = 0xf0 + i;
+		rwr[i].sg_list = &sge;
+		rwr[i].num_sge = 1;
+		rwr[i].next = i < 2 ? &rwr[i + 1] : NULL;
+	}
+	CHECK(vrnic_post_srq_recv(ibvsrq, rwr, &rbad) == 0 &&
+	      db_read(VRNIC_DB_SRQ) == db_val(srq->srqn, 3), "post_srq_recv x3");
+	rwr[0].next = NULL;
+	CHECK(vrnic_post_srq_recv(ibvsrq, rwr, &rbad) == 0 &&
+	      vrnic_post_srq_recv(ibvsrq, rwr, &rbad) == ENOMEM,
+	      "4 outstanding fill a 4-deep SRQ");
+	db_read(VRNIC_DB_SRQ);
+
+	/* Out of order: slot 2 then slot 0; QP b's sends interleaved. */
+	vrnic_post_send(&b->vqp.qp, &wr, &bad);
+	vrnic_post_send(&a->vqp.qp, &wr, &bad);
+	dev_cqe(cq, a->qpn, 2, VRNIC_CQE_OP_RECV, 0, 64);
+	dev_cqe(cq, b->qpn, 0, VRNIC_CQE_OP_SEND, 0, 64);
+	dev_cqe(cq, a->qpn, 0, VRNIC_CQE_OP_SEND, 0, 64);
+	dev_cqe(cq, a->qpn, 0, VRNIC_CQE_OP_RECV, 0, 64);
+	n = vrnic_poll_cq(ibvcq, 1, wc);
+	CHECK(n == 1 && wc[0].wr_id == 0xf2 && srq->nfree == 1,
+	      "SRQ slot 2 completes first, slot freed");
+	CHECK(vrnic_post_srq_recv(ibvsrq, rwr, &rbad) == 0,
+	      "a freed slot takes a new WQE");
+
+	/* Destroy a: its two CQEs vanish, b's stays. */
+	vrnic_destroy_qp(&a->vqp.qp);
+	n = vrnic_poll_cq(ibvcq, 8, wc);
+	CHECK(n == 1 && wc[0].qp_num == b->qpn && srq->nfree == 1,
+	      "destroy_qp cleans its CQEs and returns its SRQ slot");
+
+	/* Resize with an unconsumed CQE: the device copies it to slot 0. */
+	for (i = 0; i < 3; i++)
+		vrnic_post_send(&b->vqp.qp, &wr, &bad);
+	dev_cqe(cq, b->qpn, 1, VRNIC_CQE_OP_SEND, 0, 1);
+	dev_cqe(cq, b->qpn, 2, VRNIC_CQE_OP_SEND, 0, 2);
+	n = vrnic_poll_cq(ibvcq, 1, wc);
+	resize_hook = resize_copy;
+	CHECK(vrnic_resize_cq(ibvcq, 100) == 0 && ibvcq->cqe == 128 &&
+	      cq->ci == 0, "resize_cq(100) -> 128, ci restarts at 0");
+	n = vrnic_poll_cq(ibvcq, 8, wc);
+	CHECK(n == 1 && le32toh(cq->dbrec->ci) == 1 && wc[0].byte_len == 2,
+	      "the copied CQE is polled from the new ring");
+	resize_hook = NULL;
+
+	vrnic_destroy_qp(&b->vqp.qp);
+	CHECK(vrnic_destroy_srq(ibvsrq) == 0, "destroy_srq");
+	vrnic_destroy_cq(ibvcq);
+}
+
+/* The device side of RESIZE_CQ: move unconsumed CQEs to the new ring. */
+void resize_copy(struct vrnic_cq *cq, void *new_ring, uint32_t new_log_depth)
+{
+	uint32_t ci = le32toh(cq->dbrec->ci), pi = cq_pi[cq->cqn], n = 0;
+	struct vrnic_cqe *dst = new_ring;
+
+	for (; ci != pi; ci++, n++) {
+		dst[n] = cq->ring[ci & ((1U << cq->log_depth) - 1)];
+		dst[n].info = htole32((le32toh(dst[n].info) & ~1U) | 1);
+	}
+	cq_pi[cq->cqn] = n;
+}
+
+int main(void)
+{
+	printf("TAP version 13\n");
+	setup();
+	test_cq_and_rc_post();
+	test_wr_api_and_ud();
+	test_clean_resize_srq();
+	printf("1..%d\n", test_no);
+	return test_failed ? 1 : 0;
+}
