@@ -38,7 +38,8 @@ static inline int vrnic_res_count(const char *type)
 	if (!p)
 		return -1;
 	while (fgets(line, sizeof(line), p))
-		if (strstr(line, "dev vrnic"))
+		/* "dev vrnic0 ..." (pd, cq, mr) or "link vrnic0/1 ..." (qp) */
+		if (strstr(line, " vrnic"))
 			n++;
 	return pclose(p) ? -1 : n;
 }

@@ -10,7 +10,7 @@ declare -A want=(
 	[max_mr]=${VRNIC_EXPECT_MAX_MR:-4096}
 	[max_pd]=${VRNIC_EXPECT_MAX_PD:-1024}
 	[max_qp_wr]=${VRNIC_EXPECT_MAX_QP_WR:-4096}
-	[max_cqe]=${VRNIC_EXPECT_MAX_CQE:-65536}
+	[max_cqe]=${VRNIC_EXPECT_MAX_CQE:-32768}
 	[max_srq]=${VRNIC_EXPECT_MAX_SRQ:-256}
 	[max_srq_wr]=${VRNIC_EXPECT_MAX_SRQ_WR:-4096}
 )

@@ -47,7 +47,7 @@ TEST_F(dev, query_device_ex_limits)
 	EXPECT_EQ(expect("VRNIC_EXPECT_MAX_MR", 4096), a.orig_attr.max_mr);
 	EXPECT_EQ(expect("VRNIC_EXPECT_MAX_PD", 1024), a.orig_attr.max_pd);
 	EXPECT_EQ(expect("VRNIC_EXPECT_MAX_QP_WR", 4096), a.orig_attr.max_qp_wr);
-	EXPECT_EQ(expect("VRNIC_EXPECT_MAX_CQE", 65536), a.orig_attr.max_cqe);
+	EXPECT_EQ(expect("VRNIC_EXPECT_MAX_CQE", 32768), a.orig_attr.max_cqe);
 }
 
 TEST_F(dev, query_port_roce)
