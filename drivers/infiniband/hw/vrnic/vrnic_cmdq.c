@@ -9,8 +9,10 @@
  * waiter sleeps on its context (the admin IRQ on vector 0 completes it) or,
  * before the IRQ exists, polls the CQ itself.
  *
- * cmd_id = context index (low log_depth bits) | producer index bits above
- * them, so a stale or duplicated completion cannot match a reused context.
+ * cmd_id = context index (low log_depth bits) | the context's generation
+ * above them, bumped on every use: a stale or duplicated completion cannot
+ * match a reused context until that context has been used another
+ * 2^(16 - log_depth) times (at least 64).
  *
  * A command that gets no completion within the device's timeout kills the
  * queue: every later call fails at once with -ENODEV, and the timed-out
@@ -170,7 +172,8 @@ static struct vrnic_cmdq_ctx *vrnic_cmdq_submit(struct vrnic_cmdq *cmdq,
 	__set_bit(idx, cmdq->ctx_bitmap);
 	ctx = &cmdq->ctx[idx];
 
-	cmd_id = idx | (cmdq->sq_pi & ~mask);
+	ctx->gen++;
+	cmd_id = idx | (u16)(ctx->gen << cmdq->log_depth);
 	cmd->hdr.cmd_id = cpu_to_le16(cmd_id);
 	if (resp_len) {
 		memset(vrnic_cmdq_resp_buf(cmdq, idx), 0, VRNIC_CMDQ_RESP_SIZE);

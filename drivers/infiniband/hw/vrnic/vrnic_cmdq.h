@@ -72,6 +72,7 @@ struct vrnic_cmdq_ctx {
 	struct completion done;
 	struct vrnic_aq_cqe cqe;	/* copy of the device's completion */
 	u16 cmd_id;			/* cookie the completion must carry */
+	u16 gen;			/* bumped per use (sq_lock), in cmd_id */
 	u16 opcode;
 	u8 state;			/* enum vrnic_cmdq_ctx_state */
 };

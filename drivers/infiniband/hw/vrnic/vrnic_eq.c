@@ -119,12 +119,10 @@ void vrnic_ib_set_live(struct vrnic_dev *vdev, bool live, bool seen_active)
 	spin_unlock_irqrestore(&vdev->event_lock, flags);
 }
 
-/* A link change reported by the device. */
-static void vrnic_link_event(struct vrnic_dev *vdev, bool up)
+static void vrnic_link_update_locked(struct vrnic_dev *vdev, bool up)
 {
-	unsigned long flags;
+	lockdep_assert_held(&vdev->event_lock);
 
-	spin_lock_irqsave(&vdev->event_lock, flags);
 	if (vdev->link_up != up)
 		dev_info_ratelimited(&vdev->pdev->dev, "link %s\n",
 				     up ? "up" : "down");
@@ -136,19 +134,34 @@ static void vrnic_link_event(struct vrnic_dev *vdev, bool up)
 			netif_carrier_off(vdev->netdev);
 	}
 	vrnic_port_update_locked(vdev);
+}
+
+/* A link change reported by the device. */
+static void vrnic_link_event(struct vrnic_dev *vdev, bool up)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&vdev->event_lock, flags);
+	vrnic_link_update_locked(vdev, up);
 	spin_unlock_irqrestore(&vdev->event_lock, flags);
 }
 
 /*
  * Sample the link once the AEQ is live: a change after this read arrives as
- * an event, and events are handled in order, so the state converges.
+ * an event, and events are handled in order, so the state converges. Read
+ * and update under event_lock: an event handled before is already in
+ * DEV_STS (the device updates it before posting the event), one handled
+ * after is applied after, so an older DEV_STS never overwrites an event.
  */
 void vrnic_link_init(struct vrnic_dev *vdev)
 {
-	bool up = vrnic_reg_read(vdev, VRNIC_REG_DEV_STS) &
-		  VRNIC_DEV_STS_LINK_UP;
+	unsigned long flags;
+	bool up;
 
-	vrnic_link_event(vdev, up);
+	spin_lock_irqsave(&vdev->event_lock, flags);
+	up = vrnic_reg_read(vdev, VRNIC_REG_DEV_STS) & VRNIC_DEV_STS_LINK_UP;
+	vrnic_link_update_locked(vdev, up);
+	spin_unlock_irqrestore(&vdev->event_lock, flags);
 }
 
 static void vrnic_aeq_cq_event(struct vrnic_dev *vdev, u32 cqn)

@@ -11,8 +11,8 @@
  *
  * Indices are free-running u16 counters (the ring slot is index & (depth-1)).
  * tx.pi is written only by ndo_start_xmit (under the netdev TX lock), tx.ci
- * and everything in rx only by the NAPI poll; ndo_open/ndo_stop touch them
- * while NAPI is disabled and the queue stopped.
+ * and everything in rx only by the NAPI poll; ndo_open/ndo_stop and
+ * ndo_change_mtu touch them while NAPI is disabled and the queue stopped.
  */
 
 #include <linux/bitfield.h>
@@ -98,33 +98,32 @@ static void vrnic_eth_ring_free(struct vrnic_eth *eth,
 }
 
 /* Hand the buffer in rx slot idx to the device. */
-static void vrnic_eth_rx_post(struct vrnic_eth *eth, u16 idx)
+static void vrnic_eth_rx_post(struct vrnic_eth_ring *rx, u16 idx)
 {
-	struct vrnic_eth_desc *desc = &eth->rx.desc[idx];
+	struct vrnic_eth_desc *desc = &rx->desc[idx];
 
-	desc->addr = cpu_to_le64(eth->rx.bufs[idx].dma);
-	desc->len = cpu_to_le16(eth->rx_buf_len);
+	desc->addr = cpu_to_le64(rx->bufs[idx].dma);
+	desc->len = cpu_to_le16(rx->bufs[idx].len);
 	desc->rsvd0 = 0;
 	desc->status = 0;
 	desc->rsvd1 = 0;
 }
 
 static int vrnic_eth_rx_buf_alloc(struct vrnic_eth *eth,
-				  struct vrnic_eth_buf *buf, bool in_napi)
+				  struct vrnic_eth_buf *buf, u32 len,
+				  bool in_napi)
 {
 	struct sk_buff *skb;
 	dma_addr_t dma;
 
 	if (in_napi)
-		skb = napi_alloc_skb(&eth->napi, eth->rx_buf_len);
+		skb = napi_alloc_skb(&eth->napi, len);
 	else
-		skb = __netdev_alloc_skb_ip_align(eth->netdev, eth->rx_buf_len,
-						  GFP_KERNEL);
+		skb = __netdev_alloc_skb_ip_align(eth->netdev, len, GFP_KERNEL);
 	if (!skb)
 		return -ENOMEM;
 
-	dma = dma_map_single(eth->dmadev, skb->data, eth->rx_buf_len,
-			     DMA_FROM_DEVICE);
+	dma = dma_map_single(eth->dmadev, skb->data, len, DMA_FROM_DEVICE);
 	if (dma_mapping_error(eth->dmadev, dma)) {
 		dev_kfree_skb_any(skb);
 		return -ENOMEM;
@@ -132,16 +131,17 @@ static int vrnic_eth_rx_buf_alloc(struct vrnic_eth *eth,
 
 	buf->skb = skb;
 	buf->dma = dma;
-	buf->len = eth->rx_buf_len;
+	buf->len = len;
 	return 0;
 }
 
-static void vrnic_eth_rx_clean(struct vrnic_eth *eth)
+static void vrnic_eth_rx_clean(struct vrnic_eth *eth,
+			       struct vrnic_eth_ring *rx)
 {
 	unsigned int i;
 
-	for (i = 0; i < eth->rx.depth; i++) {
-		struct vrnic_eth_buf *buf = &eth->rx.bufs[i];
+	for (i = 0; i < rx->depth; i++) {
+		struct vrnic_eth_buf *buf = &rx->bufs[i];
 
 		if (!buf->skb)
 			continue;
@@ -152,19 +152,19 @@ static void vrnic_eth_rx_clean(struct vrnic_eth *eth)
 	}
 }
 
-static int vrnic_eth_rx_fill(struct vrnic_eth *eth)
+static int vrnic_eth_rx_fill(struct vrnic_eth *eth,
+			     struct vrnic_eth_ring *rx, u32 buf_len)
 {
-	struct vrnic_eth_ring *rx = &eth->rx;
 	u16 i;
 	int err;
 
 	for (i = 0; i < rx->depth; i++) {
-		err = vrnic_eth_rx_buf_alloc(eth, &rx->bufs[i], false);
+		err = vrnic_eth_rx_buf_alloc(eth, &rx->bufs[i], buf_len, false);
 		if (err) {
-			vrnic_eth_rx_clean(eth);
+			vrnic_eth_rx_clean(eth, rx);
 			return err;
 		}
-		vrnic_eth_rx_post(eth, i);
+		vrnic_eth_rx_post(rx, i);
 	}
 	/* Every slot is posted: pi is a full ring ahead of ci. */
 	rx->pi = rx->depth;
@@ -268,7 +268,8 @@ static int vrnic_eth_rx(struct vrnic_eth *eth, int budget)
 			goto repost;	/* the device may reuse the buffer */
 		}
 
-		if (unlikely(vrnic_eth_rx_buf_alloc(eth, &fresh, true))) {
+		if (unlikely(vrnic_eth_rx_buf_alloc(eth, &fresh,
+						    eth->rx_buf_len, true))) {
 			DEV_STATS_INC(netdev, rx_dropped);
 			goto repost;	/* keep the ring full, drop the frame */
 		}
@@ -284,7 +285,7 @@ static int vrnic_eth_rx(struct vrnic_eth *eth, int budget)
 		napi_gro_receive(&eth->napi, skb);
 repost:
 		/* The slot just consumed is the one a full ring posts next. */
-		vrnic_eth_rx_post(eth, idx);
+		vrnic_eth_rx_post(rx, idx);
 		rx->ci++;
 		rx->pi++;
 	}
@@ -362,50 +363,87 @@ static void vrnic_eth_hw_stop(struct vrnic_eth *eth)
 	vrnic_reg_read(eth->vdev, VRNIC_REG_ETH_RX_CFG);	/* flush */
 }
 
-static int vrnic_eth_up(struct vrnic_eth *eth)
+/*
+ * Allocate a TX ring and a filled RX ring of buf_len-byte buffers, without
+ * touching the running ones: the MTU change builds the new rings first, so
+ * that it either completes or leaves the old rings running.
+ */
+static int vrnic_eth_rings_alloc(struct vrnic_eth *eth,
+				 struct vrnic_eth_ring *tx,
+				 struct vrnic_eth_ring *rx, u32 buf_len)
 {
 	u8 log_depth = min3(eth->vdev->eth_max_log_depth,
 			    (u8)VRNIC_ETH_MAX_LOG_DEPTH,
 			    (u8)VRNIC_ETH_LOG_DEPTH);
 	int err;
 
-	eth->rx_buf_len = eth->netdev->mtu + VRNIC_ETH_FRAME_OVERHEAD;
-
-	err = vrnic_eth_ring_alloc(eth, &eth->tx, log_depth);
+	err = vrnic_eth_ring_alloc(eth, tx, log_depth);
 	if (err)
 		return err;
 
-	err = vrnic_eth_ring_alloc(eth, &eth->rx, log_depth);
+	err = vrnic_eth_ring_alloc(eth, rx, log_depth);
 	if (err)
 		goto err_free_tx;
 
-	err = vrnic_eth_rx_fill(eth);
+	err = vrnic_eth_rx_fill(eth, rx, buf_len);
 	if (err)
 		goto err_free_rx;
+	return 0;
 
+err_free_rx:
+	vrnic_eth_ring_free(eth, rx);
+err_free_tx:
+	vrnic_eth_ring_free(eth, tx);
+	return err;
+}
+
+/* Free rings the device no longer uses (TX already cleaned). */
+static void vrnic_eth_rings_free(struct vrnic_eth *eth,
+				 struct vrnic_eth_ring *tx,
+				 struct vrnic_eth_ring *rx)
+{
+	vrnic_eth_rx_clean(eth, rx);
+	vrnic_eth_ring_free(eth, rx);
+	vrnic_eth_ring_free(eth, tx);
+}
+
+/* Hand eth->tx and eth->rx to the device and start NAPI and the queue. */
+static void vrnic_eth_start(struct vrnic_eth *eth)
+{
 	netdev_reset_queue(eth->netdev);
 	vrnic_eth_hw_start(eth);
 	napi_enable(&eth->napi);
 	vrnic_eth_arm(eth);
 	netif_start_queue(eth->netdev);
-	return 0;
-
-err_free_rx:
-	vrnic_eth_ring_free(eth, &eth->rx);
-err_free_tx:
-	vrnic_eth_ring_free(eth, &eth->tx);
-	return err;
 }
 
-static void vrnic_eth_down(struct vrnic_eth *eth)
+/* Stop the queue, NAPI and the device's DMA; drop the frames not sent. */
+static void vrnic_eth_halt(struct vrnic_eth *eth)
 {
 	netif_tx_disable(eth->netdev);
 	napi_disable(&eth->napi);
 	vrnic_eth_hw_stop(eth);
 	vrnic_eth_tx_clean(eth);
-	vrnic_eth_rx_clean(eth);
-	vrnic_eth_ring_free(eth, &eth->rx);
-	vrnic_eth_ring_free(eth, &eth->tx);
+}
+
+static int vrnic_eth_up(struct vrnic_eth *eth)
+{
+	u32 buf_len = eth->netdev->mtu + VRNIC_ETH_FRAME_OVERHEAD;
+	int err;
+
+	err = vrnic_eth_rings_alloc(eth, &eth->tx, &eth->rx, buf_len);
+	if (err)
+		return err;
+
+	eth->rx_buf_len = buf_len;
+	vrnic_eth_start(eth);
+	return 0;
+}
+
+static void vrnic_eth_down(struct vrnic_eth *eth)
+{
+	vrnic_eth_halt(eth);
+	vrnic_eth_rings_free(eth, &eth->tx, &eth->rx);
 }
 
 static int vrnic_eth_open(struct net_device *netdev)
@@ -518,32 +556,42 @@ static int vrnic_eth_change_mtu(struct net_device *netdev, int new_mtu)
 {
 	struct vrnic_eth *eth = netdev_priv(netdev);
 	struct vrnic_dev *vdev = eth->vdev;
-	unsigned int old_mtu = netdev->mtu;
+	u32 buf_len = new_mtu + VRNIC_ETH_FRAME_OVERHEAD;
+	struct vrnic_eth_ring tx, rx;
 	int err;
 
-	err = vrnic_cmd_set_mtu(&vdev->cmdq, new_mtu);
-	if (err)
-		return err;
-
 	if (!netif_running(netdev)) {
+		err = vrnic_cmd_set_mtu(&vdev->cmdq, new_mtu);
+		if (err)
+			return err;
 		WRITE_ONCE(netdev->mtu, new_mtu);
 		return 0;
 	}
 
-	/* RX buffers are sized for the MTU: rebuild the rings. */
-	vrnic_eth_down(eth);
-	WRITE_ONCE(netdev->mtu, new_mtu);
-	err = vrnic_eth_up(eth);
-	if (!err)
-		return 0;
+	/*
+	 * RX buffers are sized for the MTU: build the new rings while the old
+	 * ones run. Past the SET_MTU command nothing can fail, so the change
+	 * either completes or leaves the old rings and MTU in place.
+	 */
+	err = vrnic_eth_rings_alloc(eth, &tx, &rx, buf_len);
+	if (err)
+		return err;
 
-	netdev_err(netdev, "cannot restart rings at MTU %d (%d), back to %u\n",
-		   new_mtu, err, old_mtu);
-	WRITE_ONCE(netdev->mtu, old_mtu);
-	vrnic_cmd_set_mtu(&vdev->cmdq, old_mtu);
-	if (vrnic_eth_up(eth))
-		netdev_err(netdev, "rings stay down until the next open\n");
-	return err;
+	err = vrnic_cmd_set_mtu(&vdev->cmdq, new_mtu);
+	if (err) {
+		vrnic_eth_rings_free(eth, &tx, &rx);
+		return err;
+	}
+
+	vrnic_eth_halt(eth);
+	swap(eth->tx, tx);
+	swap(eth->rx, rx);
+	eth->rx_buf_len = buf_len;
+	WRITE_ONCE(netdev->mtu, new_mtu);
+	vrnic_eth_start(eth);
+	/* The old rings, idle since the halt. */
+	vrnic_eth_rings_free(eth, &tx, &rx);
+	return 0;
 }
 
 static int vrnic_eth_set_mac_address(struct net_device *netdev, void *p)
