@@ -75,7 +75,8 @@ guest single -t 1200 -m 1024 -- \
 	"gid_table:selftests/vrnic/gid_table.sh" \
 	"$(pyverbs device test_device)" \
 	"mr_translation:build/selftests/vrnic/mr_translation" \
-	"objects:build/selftests/vrnic/objects" \
+	"gsi:selftests/vrnic/gsi.sh" \
+	"objects:build/selftests/vrnic/objects -T limits_are_exact" \
 	"provider_objects:/usr/bin/python3 drivers/providers/vrnic/tests/test_objects_guest.py vrnic0" \
 	"$(pyverbs objects $pyverbs_objects)" \
 	"process_cleanup:selftests/vrnic/process_cleanup.sh" \
@@ -89,7 +90,7 @@ guest single-props -t 600 -d "$props" -- \
 	"device_attrs_props:$expect selftests/vrnic/device_attrs.sh" \
 	"query_verbs_props:$expect build/selftests/vrnic/query_verbs" \
 	"msix_props:$expect selftests/vrnic/msix.sh" \
-	"limits_props:build/selftests/vrnic/objects -t limits_are_exact -t qp_limit_is_exact"
+	"limits_props:build/selftests/vrnic/objects -t limits_are_exact"
 
 guest pair -n 2 -t 600 -- \
 	"pair_ping:selftests/vrnic/pair_ping.sh"

@@ -99,48 +99,113 @@ static int device_objects(const char *type)
 	return found;
 }
 
-TEST_F(obj, limits_are_exact)
-{
-	static struct ibv_cq *cq[65536];
-	int in_use = device_objects("cq"), n = 0;
+/*
+ * Create objects of one type until the device refuses: exactly
+ * limit - (objects of that type already live, the kernel's included) must
+ * succeed, and the next one fails with ENOMEM.
+ */
+struct limit_case {
+	const char *type;
+	int limit;
+	void *(*create)(struct ibv_context *ctx, struct ibv_pd *pd, void *aux);
+	void (*destroy)(void *obj);
+};
 
-	ASSERT_LE(0, in_use) TH_LOG("no debugfs res_count");
-	ASSERT_GE(self->attr.max_cq, 1);
-	if (self->attr.max_cq > 4096)
-		SKIP(return, "max_cq %d: run with a small -device max-cq", self->attr.max_cq);
-	while (n < self->attr.max_cq + 1) {
-		cq[n] = ibv_create_cq(self->ctx, 1, NULL, NULL, 0);
-		if (!cq[n])
+static void check_limit(struct __test_metadata *_metadata,
+			struct ibv_context *ctx, struct ibv_pd *pd, void *aux,
+			const struct limit_case *c)
+{
+	static void *objs[65536];
+	int in_use = device_objects(c->type), n = 0;
+
+	ASSERT_LE(0, in_use) TH_LOG("no debugfs res_count for %s", c->type);
+	if (c->limit > 4096)
+		SKIP(return, "max %s %d: run with a small -device limit", c->type, c->limit);
+	while (n < c->limit + 1) {
+		objs[n] = c->create(ctx, pd, aux);
+		if (!objs[n])
 			break;
 		n++;
 	}
-	EXPECT_EQ(self->attr.max_cq - in_use, n);
+	EXPECT_EQ(c->limit - in_use, n) TH_LOG("%s: limit %d, %d in use",
+					       c->type, c->limit, in_use);
 	EXPECT_EQ(ENOMEM, errno);
 	while (n--)
-		ibv_destroy_cq(cq[n]);
+		c->destroy(objs[n]);
+	EXPECT_EQ(in_use, device_objects(c->type));
 }
 
-TEST_F(obj, qp_limit_is_exact)
+static void *mk_cq(struct ibv_context *ctx, struct ibv_pd *pd, void *aux)
 {
-	static struct ibv_qp *qp[65536];
+	return ibv_create_cq(ctx, 1, NULL, NULL, 0);
+}
+
+static void rm_cq(void *o)
+{
+	ibv_destroy_cq(o);
+}
+
+static void *mk_qp(struct ibv_context *ctx, struct ibv_pd *pd, void *aux)
+{
+	return rc_qp(pd, aux, aux, 1);
+}
+
+static void rm_qp(void *o)
+{
+	ibv_destroy_qp(o);
+}
+
+static void *mk_pd(struct ibv_context *ctx, struct ibv_pd *pd, void *aux)
+{
+	return ibv_alloc_pd(ctx);
+}
+
+static void rm_pd(void *o)
+{
+	ibv_dealloc_pd(o);
+}
+
+static void *mk_mr(struct ibv_context *ctx, struct ibv_pd *pd, void *aux)
+{
+	return ibv_reg_mr(pd, aux, 4096, IBV_ACCESS_LOCAL_WRITE);
+}
+
+static void rm_mr(void *o)
+{
+	ibv_dereg_mr(o);
+}
+
+static void *mk_srq(struct ibv_context *ctx, struct ibv_pd *pd, void *aux)
+{
+	struct ibv_srq_init_attr a = { .attr = { .max_wr = 2, .max_sge = 1 } };
+
+	return ibv_create_srq(pd, &a);
+}
+
+static void rm_srq(void *o)
+{
+	ibv_destroy_srq(o);
+}
+
+TEST_F(obj, limits_are_exact)
+{
 	struct ibv_cq *cq = ibv_create_cq(self->ctx, 2, NULL, NULL, 0);
-	int in_use = device_objects("qp"), n = 0;
+	char *buf = aligned_alloc(4096, 4096);
+	const struct limit_case cases[] = {
+		{ "pd", self->attr.max_pd, mk_pd, rm_pd },
+		{ "cq", self->attr.max_cq, mk_cq, rm_cq },
+		{ "qp", self->attr.max_qp, mk_qp, rm_qp },
+		{ "mr", self->attr.max_mr, mk_mr, rm_mr },
+		{ "srq", self->attr.max_srq, mk_srq, rm_srq },
+	};
 
 	ASSERT_NE(NULL, cq);
-	ASSERT_LE(0, in_use);
-	if (self->attr.max_qp > 4096)
-		SKIP(return, "max_qp %d: run with a small -device max-qp", self->attr.max_qp);
-	while (n < self->attr.max_qp + 1) {
-		qp[n] = rc_qp(self->pd, cq, cq, 1);
-		if (!qp[n])
-			break;
-		n++;
-	}
-	EXPECT_EQ(self->attr.max_qp - in_use, n);
-	EXPECT_EQ(ENOMEM, errno);
-	while (n--)
-		ibv_destroy_qp(qp[n]);
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_limit(_metadata, self->ctx, self->pd,
+			    cases[i].create == mk_mr ? (void *)buf : (void *)cq,
+			    &cases[i]);
 	ibv_destroy_cq(cq);
+	free(buf);
 }
 
 TEST_F(obj, bad_verbs_fail_with_errno_and_leave_nothing)
