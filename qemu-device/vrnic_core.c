@@ -41,6 +41,10 @@ const char *vrnic_core_check_config(const VrnicConfig *cfg)
         cfg->max_srq > VRNIC_MAX_OBJECTS) {
         return "max-qp/cq/mr/pd/srq must be at most 65534";
     }
+    /* An EQ of 2^VRNIC_EQ_MAX_LOG_DEPTH entries must hold an EQE per CQ. */
+    if (cfg->max_cq > (1u << VRNIC_EQ_MAX_LOG_DEPTH)) {
+        return "max-cq must be at most 32768";
+    }
     /*
      * Rings have 2^log_depth entries, so a queue-depth limit that is not a
      * power of two could not be enforced exactly: refuse it.

@@ -576,7 +576,11 @@ struct vrnic_aq_create_eq {
 };
 
 static_assert(sizeof(struct vrnic_aq_create_eq) == VRNIC_AQ_CMD_SIZE, "create_eq");
-#define VRNIC_EQ_MAX_LOG_DEPTH		12
+/*
+ * A CQ posts at most one EQE per arm, so an EQ with at least max_cq entries
+ * never overflows; the device's max_cq is at most 2^15 for that reason.
+ */
+#define VRNIC_EQ_MAX_LOG_DEPTH		15
 
 /*
  * DESTROY_EQ, DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP, DESTROY_SRQ:

@@ -37,7 +37,8 @@ struct vrnic_aeq {
 };
 
 /* Completion EQs (one per completion vector, vectors 2..) */
-#define VRNIC_EQ_LOG_DEPTH	12	/* 4096 events: one per armed CQ */
+/* At least one event per CQ (a CQ posts one EQE per arm): never overflows. */
+#define VRNIC_EQ_MIN_LOG_DEPTH	6
 #define VRNIC_EQ_POLL_BUDGET	64	/* EQEs per interrupt, then re-arm */
 
 struct vrnic_eq {

@@ -24,6 +24,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
 #include <linux/lockdep.h>
+#include <linux/log2.h>
 
 #include "vrnic.h"
 
@@ -174,7 +175,8 @@ static void vrnic_aeq_cq_event(struct vrnic_dev *vdev, u32 cqn)
 				     "CQ error event for unknown cqn %u\n", cqn);
 		return;
 	}
-	ibdev_err_ratelimited(&vdev->ibdev, "CQ %u overrun: the CQ stopped\n",
+	ibdev_err_ratelimited(&vdev->ibdev,
+			      "CQ %u error (overrun or inaccessible ring): the CQ stopped\n",
 			      cqn);
 	ev.device = &vdev->ibdev;
 	ev.element.cq = &cq->ibcq;
@@ -405,7 +407,8 @@ static int vrnic_eq_init_one(struct vrnic_dev *vdev, struct vrnic_eq *eq,
 	int err;
 
 	eq->vdev = vdev;
-	eq->log_depth = VRNIC_EQ_LOG_DEPTH;
+	eq->log_depth = clamp_t(u32, order_base_2(vdev->dev_attr.max_cq),
+				VRNIC_EQ_MIN_LOG_DEPTH, VRNIC_EQ_MAX_LOG_DEPTH);
 	eq->depth = 1U << eq->log_depth;
 	eq->ci = 0;
 	/* Zeroed: every entry starts with phase 0 (old). */
