@@ -48,10 +48,11 @@
 				    IBV_SEND_INLINE | IBV_SEND_FENCE)
 
 #define VRNIC_SEND_OPS_UD (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
-#define VRNIC_SEND_OPS_UC (VRNIC_SEND_OPS_UD | IBV_QP_EX_WITH_SEND_WITH_INV | \
-			   IBV_QP_EX_WITH_RDMA_WRITE | \
+/* IBTA defines no UC SEND with Invalidate: RC only, as in the kernel. */
+#define VRNIC_SEND_OPS_UC (VRNIC_SEND_OPS_UD | IBV_QP_EX_WITH_RDMA_WRITE | \
 			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
-#define VRNIC_SEND_OPS_RC (VRNIC_SEND_OPS_UC | IBV_QP_EX_WITH_RDMA_READ | \
+#define VRNIC_SEND_OPS_RC (VRNIC_SEND_OPS_UC | IBV_QP_EX_WITH_SEND_WITH_INV | \
+			   IBV_QP_EX_WITH_RDMA_READ | \
 			   IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
 			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 
@@ -921,9 +922,6 @@ static int vrnic_wr_opcode(const struct vrnic_qp *qp, enum ibv_wr_opcode op,
 		return EINVAL;
 
 	switch (op) {
-	case IBV_WR_SEND_WITH_INV:
-		*opcode = VRNIC_WQE_OP_SEND_INV;
-		return 0;
 	case IBV_WR_RDMA_WRITE:
 		*opcode = VRNIC_WQE_OP_RDMA_WRITE;
 		return 0;
@@ -937,6 +935,9 @@ static int vrnic_wr_opcode(const struct vrnic_qp *qp, enum ibv_wr_opcode op,
 		return EINVAL;
 
 	switch (op) {
+	case IBV_WR_SEND_WITH_INV:
+		*opcode = VRNIC_WQE_OP_SEND_INV;
+		return 0;
 	case IBV_WR_RDMA_READ:
 		*opcode = VRNIC_WQE_OP_RDMA_READ;
 		return 0;
