@@ -4,7 +4,8 @@
  * and check that the DEVICE's translation of every 4 KiB page (QUERY_MR via
  * the driver's debugfs mr_query) equals the physical page the kernel pinned
  * (/proc/self/pagemap; no IOMMU in the guest, so DMA address = physical).
- * Also: a zero-length MR, and bad registrations fail with the right errno.
+ * Also: bad registrations fail with the right errno and a deregistered key
+ * is gone from the device.
  */
 #include <errno.h>
 #include <fcntl.h>
