@@ -4,6 +4,7 @@
 #   make setup      install packages and fetch/unpack heavy inputs (idempotent)
 #   make check      set up, build, run every test; last line "N passed, N failed"
 #   make demo       set up, build, boot two guests and move data over RDMA
+#   make bench      perftest latency/bandwidth, vrnic vs rdma_rxe (slow)
 # Heavy inputs are cached in VRNIC_CACHE (default ~/.cache/vrnic).
 
 VRNIC_CACHE ?= $(HOME)/.cache/vrnic
@@ -45,7 +46,7 @@ selftests:
 # ---- host unit tests of the device core ----------------------------------
 CORE_SRCS := $(addprefix qemu-device/,vrnic_core.c vrnic_admin.c vrnic_event.c \
 	vrnic_port.c vrnic_eth.c vrnic_obj.c vrnic_mem.c vrnic_mr.c vrnic_cq.c \
-	vrnic_qp.c)
+	vrnic_qp.c vrnic_icrc.c vrnic_pkt.c vrnic_tx.c vrnic_rx.c)
 UNIT_TESTS := $(patsubst qemu-device/tests/%.c,$(B)/unit/%, \
 	$(wildcard qemu-device/tests/test_*.c))
 UNIT_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare -Wno-clobbered \
@@ -60,14 +61,26 @@ $(B)/unit/%: qemu-device/tests/%.c qemu-device/tests/fake_bus.c $(CORE_SRCS) \
 		$(B)/unit/hw/vrnic/trace-hw_vrnic.h $(wildcard qemu-device/*.h uapi/*.h qemu-device/tests/*.h)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< qemu-device/tests/fake_bus.c $(CORE_SRCS)
 
-unit: $(UNIT_TESTS)
+unit: $(UNIT_TESTS) $(B)/bin/icrc-check
+
+# The ICRC checker shares the device's codec (no second implementation).
+ICRC_CHECK_SRCS := tools/icrc-check/icrc-check.c qemu-device/vrnic_icrc.c \
+	qemu-device/vrnic_pkt.c
+$(B)/bin/icrc-check: $(ICRC_CHECK_SRCS) $(wildcard qemu-device/vrnic_*.h uapi/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -Iqemu-device/tests/shim \
+		-Iqemu-device -o $@ $(ICRC_CHECK_SRCS)
 
 # ---- tests ----------------------------------------------------------------
 check: setup all
 	@tools/check.sh
 
 demo: setup all
-	@tools/demo.sh
+	@tools/demo.sh $(DEMO_ARGS)
+
+# perftest, vrnic vs rdma_rxe (not part of check): Documentation/benchmarks.rst
+bench: setup all
+	@tools/bench.sh $(BENCH_ARGS)
 
 checkpatch:
 	$(VRNIC_CACHE)/linux-source-6.12/scripts/checkpatch.pl --strict --no-tree \

@@ -80,12 +80,14 @@ void vrnic_core_init(VrnicCore *core, const VrnicConfig *cfg,
     core->eth_tx.name = "eth-tx";
     core->eth_rx.name = "eth-rx";
     vrnic_obj_init(core);
+    vrnic_loop_init(core);
     vrnic_core_reset(core);
 }
 
 void vrnic_core_uninit(VrnicCore *core)
 {
     vrnic_obj_uninit(core);
+    vrnic_loop_uninit(core);
 }
 
 static void vrnic_ring_reset(VrnicRing *r)
@@ -121,6 +123,7 @@ void vrnic_core_reset(VrnicCore *core)
     memset(core->gids, 0, sizeof(core->gids));
     /* Every PD, MR, EQ, CQ, QP and SRQ ceases to exist. */
     vrnic_obj_reset(core);
+    vrnic_loop_reset(core);
 }
 
 void vrnic_core_irq(VrnicCore *core, unsigned vector)
@@ -534,6 +537,7 @@ void vrnic_core_run(VrnicCore *core, VrnicWork work)
         }
         break;
     case VRNIC_WORK_QUEUES:
+        vrnic_loop_process(core);
         vrnic_qp_process(core);
         vrnic_cq_process(core);
         break;

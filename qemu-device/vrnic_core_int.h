@@ -184,6 +184,31 @@ void vrnic_qp_fatal(VrnicCore *core, uint32_t qpn, const char *why);
 uint8_t vrnic_answer(VrnicCore *core, uint64_t addr, uint32_t resp_len,
                      const void *resp, uint32_t len);
 
+/* vrnic_tx.c, vrnic_rx.c: the RoCEv2 transport (see vrnic_xport.h). */
+struct VrnicXport *vrnic_xport_new(VrnicCore *core);
+void vrnic_xport_free(VrnicQp *qp);
+/* RESET: every transport state back to zero (keeps the allocation). */
+void vrnic_xport_reset(VrnicQp *qp);
+/* The QP is entering ERR: drop requester/responder state; a receive WQE
+ * taken from the SRQ for a message in progress completes as flushed. */
+void vrnic_xport_err(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
+void vrnic_xport_set_sq_psn(VrnicQp *qp, uint32_t psn);
+void vrnic_xport_set_rq_psn(VrnicQp *qp, uint32_t psn);
+/* Queue bottom half: send what a QP in RTS/SQD has to send (requests and
+ * responses), in bounded batches. */
+void vrnic_xport_process(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
+/* Ethernet receive path: true when the frame belonged to the RDMA engine
+ * (it was consumed or dropped and counted). */
+bool vrnic_rx_route(VrnicCore *core, const uint8_t *frame, size_t len);
+void vrnic_rx_frame(VrnicCore *core, const uint8_t *frame, size_t len);
+void vrnic_loop_init(VrnicCore *core);
+void vrnic_loop_reset(VrnicCore *core);
+void vrnic_loop_uninit(VrnicCore *core);
+void vrnic_loop_process(VrnicCore *core);
+/* vrnic_qp.c helpers the transport uses. */
+void vrnic_qp_set_pending(VrnicCore *core, VrnicQp *qp, bool on);
+void vrnic_qp_error(VrnicCore *core, uint32_t qpn);
+
 /* vrnic_eth.c */
 void vrnic_eth_tx_process(VrnicCore *core);
 void vrnic_eth_write_arm(VrnicCore *core, VrnicRing *ring, bool *armed,

@@ -141,11 +141,17 @@ static bool vrnic_eth_accept(const VrnicCore *core, const uint8_t *frame)
            !memcmp(frame, core->mac, sizeof(core->mac));
 }
 
+/*
+ * With QPs in existence a RoCEv2 frame may arrive at any time, and must not
+ * wait for Ethernet RX buffers: accept everything, and hold back (return
+ * 0 from vrnic_core_eth_receive) only an Ethernet frame without a buffer.
+ */
 bool vrnic_core_eth_can_receive(VrnicCore *core)
 {
     VrnicRing *rx = &core->eth_rx;
 
-    return rx->live && rx->pi != rx->ci;
+    return (rx->live && rx->pi != rx->ci) ||
+           (core->link_up && core->obj.n_qps);
 }
 
 size_t vrnic_core_eth_receive(VrnicCore *core, const uint8_t *frame,
@@ -163,7 +169,11 @@ size_t vrnic_core_eth_receive(VrnicCore *core, const uint8_t *frame,
         core->stats.eth_rx_filtered++;
         return len;
     }
-    if (!vrnic_core_eth_can_receive(core)) {
+    /* UDP/4791 to one of the port's GIDs: the RDMA engine's. */
+    if (vrnic_rx_route(core, frame, len)) {
+        return len;
+    }
+    if (!(rx->live && rx->pi != rx->ci)) {
         return 0;   /* no buffer: the netdev layer queues it for later */
     }
     if (len > vrnic_eth_max_frame(core)) {

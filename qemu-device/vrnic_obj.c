@@ -37,6 +37,9 @@ void vrnic_obj_reset(VrnicCore *core)
     memset(o->pds, 0, sizeof(*o->pds) * (cfg->max_pd + 1));
     memset(o->mrs, 0, sizeof(*o->mrs) * (cfg->max_mr + 1));
     memset(o->cqs, 0, sizeof(*o->cqs) * (cfg->max_cq + 1));
+    for (uint32_t qpn = 0; qpn < cfg->max_qp + 2; qpn++) {
+        vrnic_xport_free(&o->qps[qpn]);
+    }
     memset(o->qps, 0, sizeof(*o->qps) * (cfg->max_qp + 2));
     memset(o->srqs, 0, sizeof(*o->srqs) * (cfg->max_srq + 1));
     memset(o->eqs, 0, sizeof(o->eqs));
@@ -52,6 +55,11 @@ void vrnic_obj_uninit(VrnicCore *core)
     g_free(o->pds);
     g_free(o->mrs);
     g_free(o->cqs);
+    if (o->qps) {
+        for (uint32_t qpn = 0; qpn < core->cfg.max_qp + 2; qpn++) {
+            vrnic_xport_free(&o->qps[qpn]);
+        }
+    }
     g_free(o->qps);
     g_free(o->srqs);
     memset(o, 0, sizeof(*o));

@@ -122,6 +122,7 @@ typedef struct VrnicQp {
     VrnicWq rq;
     VrnicMem mem;
     struct vrnic_qp_attr attr;  /* as last applied, little-endian */
+    struct VrnicXport *x;       /* transport state (vrnic_xport.h) */
 } VrnicQp;
 
 #endif

@@ -62,6 +62,7 @@ uint8_t vrnic_port_query_device(VrnicCore *core, const struct vrnic_aq_query *c)
         .max_srq_wr = cpu_to_le32(cfg->max_srq_wr),
         .max_inline_data = cpu_to_le32(cfg->max_inline_data),
         .num_comp_vectors = cpu_to_le32(cfg->num_comp_vectors),
+        .device_caps = cpu_to_le32(VRNIC_DEVICE_CAP_ATOMIC_HCA),
     };
 
     if (le32_to_cpu(c->index) != 0) {

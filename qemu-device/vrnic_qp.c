@@ -29,8 +29,9 @@
  *    SRQ-attached QP entering ERR posts VRNIC_AEQ_EV_QP_LAST_WQE (the SRQ's
  *    own WQEs are not the QP's and are not flushed).
  *  - SQE (entered only by the device, from the transport) flushes the SQ.
- *  - In RTS a posted send waits: sq.ci is the device consumer index the
- *    transport will advance.
+ *  - In RTS a doorbell (or entering RTS with sends posted) marks the QP
+ *    pending; the queue bottom half runs the transport (vrnic_tx.c), which
+ *    advances sq.ci as WQEs complete. In INIT/RTR posted sends wait.
  * A WQE that cannot be read (the ring's memory went away) is a device-
  * detected QP error: VRNIC_AEQ_EV_QP_FATAL (once per trip to ERR) and ERR.
  *
@@ -191,7 +192,7 @@ static uint64_t vrnic_wq_bytes(uint32_t log_depth, uint32_t shift)
     return 1ull << (log_depth + shift);
 }
 
-static void vrnic_qp_set_pending(VrnicCore *core, VrnicQp *qp, bool on)
+void vrnic_qp_set_pending(VrnicCore *core, VrnicQp *qp, bool on)
 {
     if (qp->pending != on) {
         qp->pending = on;
@@ -307,6 +308,7 @@ static void vrnic_qp_enter_err(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
 
     if (entering) {
         vrnic_qp_set_state(qpn, qp, VRNIC_QPS_ERR);
+        vrnic_xport_err(core, qpn, qp);
     }
     vrnic_qp_flush_wq(core, qpn, qp, true);
     vrnic_qp_flush_wq(core, qpn, qp, false);
@@ -318,6 +320,7 @@ static void vrnic_qp_enter_err(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
 static void vrnic_qp_enter_reset(uint32_t qpn, VrnicQp *qp)
 {
     vrnic_qp_set_state(qpn, qp, VRNIC_QPS_RESET);
+    vrnic_xport_reset(qp);
     qp->sq.pi = qp->sq.ci = 0;
     qp->rq.pi = qp->rq.ci = 0;
     qp->fatal_sent = false;
@@ -344,7 +347,19 @@ void vrnic_qp_process(VrnicCore *core)
             vrnic_qp_flush_wq(core, qpn, qp, false);
         } else if (qp->state == VRNIC_QPS_SQE) {
             vrnic_qp_flush_wq(core, qpn, qp, true);
+        } else if (qp->state >= VRNIC_QPS_RTR) {
+            vrnic_xport_process(core, qpn, qp);
         }
+    }
+}
+
+/* A transport error on a QP (remote NAK, local WQE error): ERR + flush. */
+void vrnic_qp_error(VrnicCore *core, uint32_t qpn)
+{
+    VrnicQp *qp = vrnic_qp_get(core, qpn);
+
+    if (qp && qp->state != VRNIC_QPS_ERR) {
+        vrnic_qp_enter_err(core, qpn, qp);
     }
 }
 
@@ -491,7 +506,9 @@ uint8_t vrnic_qp_create(VrnicCore *core, const struct vrnic_aq_create_qp *c,
         }
     }
     qp = &o->qps[qpn];
+    assert(!qp->x);
     *qp = (VrnicQp) {
+        .x = vrnic_xport_new(core),
         .live = true,
         .type = c->type,
         .state = VRNIC_QPS_RESET,
@@ -615,6 +632,7 @@ static void vrnic_qp_apply_attr(VrnicQp *qp, uint32_t mask,
     }
     if (mask & A_RQPSN) {
         q->rq_psn = a->rq_psn;
+        vrnic_xport_set_rq_psn(qp, le32_to_cpu(a->rq_psn));
     }
     if (mask & A_MAXRD) {
         q->max_rd_atomic = a->max_rd_atomic;
@@ -624,6 +642,7 @@ static void vrnic_qp_apply_attr(VrnicQp *qp, uint32_t mask,
     }
     if (mask & A_SQPSN) {
         q->sq_psn = a->sq_psn;
+        vrnic_xport_set_sq_psn(qp, le32_to_cpu(a->sq_psn));
     }
     if (mask & A_MAXDRD) {
         q->max_dest_rd_atomic = a->max_dest_rd_atomic;
@@ -689,6 +708,9 @@ uint8_t vrnic_qp_modify(VrnicCore *core, const struct vrnic_aq_modify_qp *c)
         vrnic_qp_enter_err(core, qpn, qp);
     } else if (next != cur) {
         vrnic_qp_set_state(qpn, qp, next);
+        if (next == S_RTS && qp->sq.ci != qp->sq.pi) {
+            vrnic_qp_set_pending(core, qp, true);   /* sends posted early */
+        }
     }
     return VRNIC_AQ_STS_OK;
 }
@@ -730,6 +752,7 @@ uint8_t vrnic_qp_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c)
     if (qp->srqn) {
         o->srqs[qp->srqn].refs--;
     }
+    vrnic_xport_free(qp);
     memset(qp, 0, sizeof(*qp));
     o->n_qps--;
     trace_vrnic_qp_destroy(qpn);
@@ -936,7 +959,8 @@ void vrnic_wq_db(VrnicCore *core, uint32_t page, uint32_t off, uint32_t qn,
             wq->pi = pi;
             trace_vrnic_db_wq(page, send ? "sq" : "rq", qn, pi);
             if (qp->state == VRNIC_QPS_ERR ||
-                (send && qp->state == VRNIC_QPS_SQE)) {
+                (send && (qp->state == VRNIC_QPS_SQE ||
+                          qp->state == VRNIC_QPS_RTS))) {
                 vrnic_qp_set_pending(core, qp, true);
             }
             return;

@@ -94,6 +94,8 @@ PKGS=(
 	seabios qemu-system-data ipxe-qemu
 	# guest image and harness
 	busybox-static cpio xz-utils zstd kmod iproute2 iputils-ping pciutils
+	# wire checks: decode captured RoCEv2 frames
+	tshark
 	# kernel module, checkpatch and kselftest headers
 	"linux-headers-$KREL" linux-source-$KERNEL_SERIES
 	# rdma userland used inside the guests

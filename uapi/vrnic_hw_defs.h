@@ -388,10 +388,20 @@ struct vrnic_device_attr {
 	__le32 max_srq_wr;
 	__le32 max_inline_data;
 	__le32 num_comp_vectors;
-	__le32 rsvd0;
+	__le32 device_caps;		/* VRNIC_DEVICE_CAP_* (was rsvd0) */
 };
 
 static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
+/*
+ * device_caps (interface 1.1; the field was reserved and zero before the
+ * transport existed, so a driver that sees 0 must assume no capability):
+ * 31:1 : reserved
+ * 0    : atomic_hca - ATOMIC_CMP_SWP / ATOMIC_FETCH_ADD (8 bytes, 8-byte
+ *        aligned) are executed by the responder atomically with respect to
+ *        every other atomic on this device (any QP): IB_ATOMIC_HCA. Not
+ *        atomic against CPU accesses to the same memory.
+ */
+#define VRNIC_DEVICE_CAP_ATOMIC_HCA	VRNIC_BIT(0)
 
 /* Answer to QUERY_PORT (port 1, the only port). */
 struct vrnic_port_attr {

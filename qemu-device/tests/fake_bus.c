@@ -80,12 +80,78 @@ static void fake_kick(void *opaque, VrnicWork work)
 static void fake_eth_send(void *opaque, const uint8_t *frame, size_t len)
 {
     FakeBus *f = opaque;
+    uint8_t copy[VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD];
 
     if (f->nframes < FAKE_MAX_FRAMES) {
         memcpy(f->frames[f->nframes], frame, len);
         f->frame_len[f->nframes] = len;
     }
     f->nframes++;
+    if (f->peer && len <= sizeof(copy)) {
+        memcpy(copy, frame, len);
+        if (!f->wire_hook || f->wire_hook(f, copy, &len, f->hook_arg)) {
+            fake_wire_put(f->peer, copy, len);
+        }
+    }
+}
+
+void fake_wire_put(FakeBus *f, const uint8_t *frame, size_t len)
+{
+    FakeFrame *fr = malloc(sizeof(*fr) + len);
+
+    if (!fr) {
+        abort();
+    }
+    fr->next = NULL;
+    fr->len = len;
+    memcpy(fr->data, frame, len);
+    if (!f->inbox) {
+        f->inbox_tail = &f->inbox;
+    }
+    *f->inbox_tail = fr;
+    f->inbox_tail = &fr->next;
+}
+
+void fake_link(FakeBus *a, FakeBus *b)
+{
+    a->peer = b;
+    b->peer = a;
+}
+
+/* Deliver queued frames; false when none could be delivered. */
+static bool fake_deliver(FakeBus *f)
+{
+    bool any = false;
+
+    while (f->inbox) {
+        FakeFrame *fr = f->inbox;
+
+        if (!vrnic_core_eth_receive(&f->core, fr->data, fr->len)) {
+            break;      /* held back: no RX buffer */
+        }
+        f->inbox = fr->next;
+        f->wire_frames++;
+        free(fr);
+        any = true;
+    }
+    return any;
+}
+
+static bool fake_run_work(FakeBus *f)
+{
+    bool any = false, again = true;
+
+    while (again) {
+        again = false;
+        for (int w = 0; w < VRNIC_WORK__MAX; w++) {
+            if (f->pending[w]) {
+                f->pending[w] = false;
+                vrnic_core_run(&f->core, w);
+                again = any = true;
+            }
+        }
+    }
+    return any;
 }
 
 static void fake_eth_rx_ready(void *opaque)
@@ -138,6 +204,15 @@ FakeBus *fake_new(const VrnicConfig *cfg)
 
 void fake_free(FakeBus *f)
 {
+    while (f->inbox) {
+        FakeFrame *fr = f->inbox;
+
+        f->inbox = fr->next;
+        free(fr);
+    }
+    if (f->peer) {
+        f->peer->peer = NULL;
+    }
     vrnic_core_uninit(&f->core);
     free(f);
 }
@@ -146,14 +221,13 @@ void fake_settle(FakeBus *f)
 {
     bool again = true;
 
+    /* With a wire: both ends' work and both directions, until quiet. */
     while (again) {
-        again = false;
-        for (int w = 0; w < VRNIC_WORK__MAX; w++) {
-            if (f->pending[w]) {
-                f->pending[w] = false;
-                vrnic_core_run(&f->core, w);
-                again = true;
-            }
+        again = fake_run_work(f);
+        again |= fake_deliver(f);
+        if (f->peer) {
+            again |= fake_run_work(f->peer);
+            again |= fake_deliver(f->peer);
         }
     }
 }

@@ -31,6 +31,12 @@
 #define FAKE_MAX_FRAMES 64
 #define FAKE_MAX_ALIASES 16
 
+typedef struct FakeFrame {
+    struct FakeFrame *next;
+    size_t len;
+    uint8_t data[];
+} FakeFrame;
+
 typedef struct FakeBus {
     VrnicCore core;
     uint8_t mem[FAKE_MEM_SIZE];
@@ -48,6 +54,18 @@ typedef struct FakeBus {
     struct { uint64_t gpa, len, backing; } alias[FAKE_MAX_ALIASES];
     unsigned nalias;
     uint64_t obj_next;  /* bump allocator in [FAKE_OBJ_MEM, window end) */
+    /*
+     * The scripted wire (fake_link): frames this bus sends are queued for
+     * the peer and delivered by fake_settle, in order, after the sender's
+     * work ran - as a real network would, never re-entering the core. The
+     * hook sees every frame first and may change it or drop it (false).
+     */
+    struct FakeBus *peer;
+    struct FakeFrame *inbox, **inbox_tail;
+    bool (*wire_hook)(struct FakeBus *from, uint8_t *frame, size_t *len,
+                      void *arg);
+    void *hook_arg;
+    unsigned wire_frames;   /* frames that crossed the wire to this bus */
     uint16_t aq_pi;     /* helper's admin producer index */
     uint16_t cmd_id;
 } FakeBus;
@@ -70,5 +88,9 @@ void fake_alias(FakeBus *f, uint64_t gpa, uint64_t len, uint64_t backing);
 /* Submit one raw 128-byte command, run the device, return its CQE slot. */
 struct vrnic_aq_cqe *fake_aq_exec(FakeBus *f, void *cmd);
 void fake_aeq_enable(FakeBus *f, unsigned log_depth);
+/* Join two buses by a wire (each one's eth_send reaches the other). */
+void fake_link(FakeBus *a, FakeBus *b);
+/* Deliver a frame to f as if it came off the wire (queued). */
+void fake_wire_put(FakeBus *f, const uint8_t *frame, size_t len);
 
 #endif

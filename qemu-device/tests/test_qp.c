@@ -417,9 +417,14 @@ TEST_F(qp, flush_on_err_signaled_or_not_sq_and_rq)
     uint64_t mem;
     uint32_t qpn = create_qp(f, VRNIC_QP_TYPE_RC, self->pdn, self->scq,
                              self->rcq, 0, 0, &mem);
+    struct vrnic_qp_attr a = good_attr();
     struct vrnic_cqe *e;
 
-    ASSERT_EQ(0, qp_to_rts(f, qpn, VRNIC_QP_TYPE_RC));
+    /* RTR: posted sends wait (the transport starts them only in RTS). */
+    ASSERT_EQ(0, modify_qp(f, qpn, QS | req_init(VRNIC_QP_TYPE_RC),
+                           VRNIC_QPS_INIT, &a));
+    ASSERT_EQ(0, modify_qp(f, qpn, QS | req_rtr(VRNIC_QP_TYPE_RC),
+                           VRNIC_QPS_RTR, &a));
     put_send_wqe(f, mem, 0, 0xa0, VRNIC_WQE_OP_SEND, VRNIC_WQE_FLAG_SIGNALED);
     put_send_wqe(f, mem, 1, 0xa1, VRNIC_WQE_OP_RDMA_WRITE, 0);
     put_send_wqe(f, mem, 2, 0xa2, VRNIC_WQE_OP_RDMA_READ, 0);
@@ -428,7 +433,6 @@ TEST_F(qp, flush_on_err_signaled_or_not_sq_and_rq)
     db(f, 0, VRNIC_DB_SQ, qpn, 3);
     db(f, 0, VRNIC_DB_RQ, qpn, 2);
     fake_settle(f);
-    /* RTS, no transport yet: the WQEs wait. */
     ASSERT_EQ(0, f->core.obj.cqs[self->scq].pi);
     ASSERT_EQ(0, f->core.obj.qps[qpn].sq.ci);
     ASSERT_EQ(0, modify_qp(f, qpn, QS, VRNIC_QPS_ERR, NULL));

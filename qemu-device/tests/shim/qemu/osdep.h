@@ -33,6 +33,11 @@ static inline void *vrnic_test_calloc(size_t n, size_t size)
     return p;
 }
 #define g_new0(type, n) ((type *)vrnic_test_calloc((n), sizeof(type)))
+#define g_malloc0(size) vrnic_test_calloc(1, (size))
 #define g_free(p) free(p)
+
+#ifndef DIV_ROUND_UP
+#define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
+#endif
 
 #endif

@@ -1,0 +1,984 @@
+/*
+ * vrnic core: the RoCEv2 transport between two device cores joined by the
+ * fake bus's scripted wire (and loopback on one core): RC SEND/WRITE/READ/
+ * atomics with payload checks at MTUs 256/1024/4096 and sizes 0, 1, MTU-1,
+ * MTU, MTU+1, 64 KiB; PSN wrap-around; immediate data and SEND_INV; UC;
+ * UD/GSI with the GRH area (IPv4 and IPv6) and Q_Key rules; remote and local
+ * errors with flushes; zero-length WRITE/READ with a bad rkey; RNR NAK;
+ * PSN gap / out-of-window; routing and ICRC drops.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "obj_helpers.h"
+#include "../vrnic_xport.h"
+#include "kselftest_harness.h"
+
+#define CQ_LOG 8
+#define ACC_ALL (VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_READ | \
+                 VRNIC_ACCESS_REMOTE_WRITE | VRNIC_ACCESS_REMOTE_ATOMIC)
+
+typedef struct Node {
+    FakeBus *f;
+    uint32_t eqn, pdn, scq, rcq;
+    uint64_t sring, rring;
+    uint16_t sci, rci;
+    uint8_t gid[16];
+    uint8_t mac[6];
+} Node;
+
+typedef struct Qp {
+    Node *n;
+    uint32_t qpn;
+    uint64_t mem;
+    uint16_t sq_pi, rq_pi;
+    uint8_t type;
+} Qp;
+
+static void gid_v4(uint8_t gid[16], uint8_t last)
+{
+    memset(gid, 0, 16);
+    gid[10] = gid[11] = 0xff;
+    gid[12] = 10;
+    gid[15] = last;
+}
+
+static void gid_v6(uint8_t gid[16], uint8_t last)
+{
+    memset(gid, 0, 16);
+    gid[0] = 0xfe;
+    gid[1] = 0x80;
+    gid[15] = last;
+}
+
+static void node_init(Node *n, uint8_t id, bool v6)
+{
+    VrnicConfig cfg = fake_default_config();
+    AnyCmd c;
+
+    memset(n, 0, sizeof(*n));
+    cfg.mac[5] = id;
+    memcpy(n->mac, cfg.mac, 6);
+    n->f = obj_bus(&cfg);
+    if (v6) {
+        gid_v6(n->gid, id);
+    } else {
+        gid_v4(n->gid, id);
+    }
+    cmd_init(&c, VRNIC_AQ_OP_ADD_GID);
+    ((struct vrnic_aq_gid *)&c)->index = 0;
+    ((struct vrnic_aq_gid *)&c)->type = htole32(VRNIC_GID_TYPE_ROCE_V2);
+    memcpy(((struct vrnic_aq_gid *)&c)->gid, n->gid, 16);
+    if (run(n->f, &c, NULL)) {
+        abort();
+    }
+    n->eqn = create_eq(n->f, 2, 4);
+    n->pdn = alloc_pd(n->f, 0);
+    n->scq = create_cq(n->f, n->eqn, CQ_LOG, 0, &n->sring);
+    n->rcq = create_cq(n->f, n->eqn, CQ_LOG, 0, &n->rring);
+    if (!n->scq || !n->rcq) {
+        abort();
+    }
+}
+
+/* An MR over any part of the window: identity 2 MiB pages, inline. */
+static uint32_t mr_any(Node *n, uint32_t access, uint64_t addr, uint64_t len)
+{
+    uint64_t base = addr & ~((1ull << 21) - 1);
+    uint32_t np = ((addr + len - 1) >> 21) - (addr >> 21) + 1;
+    AnyCmd c;
+    uint64_t r;
+
+    cmd_init(&c, VRNIC_AQ_OP_REG_MR);
+    c.mr.pdn = htole32(n->pdn);
+    c.mr.access = htole32(access);
+    c.mr.key_byte = 0x5a;
+    c.mr.mem.iova = htole64(addr);
+    c.mr.mem.length = htole64(len);
+    c.mr.mem.flags = htole32(VRNIC_FIELD_PREP(VRNIC_MEM_PAGE_SHIFT_MASK, 21));
+    c.mr.mem.npages = htole32(np);
+    for (uint32_t i = 0; i < np; i++) {
+        c.mr.mem.pages[i] = htole64(base + ((uint64_t)i << 21));
+    }
+    if (run(n->f, &c, &r)) {
+        abort();
+    }
+    return r;
+}
+
+static uint64_t buf_alloc(Node *n, uint64_t len)
+{
+    return obj_alloc(n->f, len ? len : 1, 64);
+}
+
+static void fill(Node *n, uint64_t addr, uint64_t len, uint32_t seed)
+{
+    uint8_t *p = fake_ptr(n->f, addr);
+
+    for (uint64_t i = 0; i < len; i++) {
+        p[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8));
+    }
+}
+
+static void qp_new(Qp *q, Node *n, uint8_t type, uint32_t srqn)
+{
+    q->n = n;
+    q->type = type;
+    q->sq_pi = q->rq_pi = 0;
+    if (type == VRNIC_QP_TYPE_GSI) {
+        q->qpn = create_qp(n->f, type, n->pdn, n->scq, n->rcq, 0, 0, &q->mem);
+    } else {
+        q->qpn = create_qp(n->f, type, n->pdn, n->scq, n->rcq, srqn, 0,
+                           &q->mem);
+    }
+    if (!q->qpn) {
+        abort();
+    }
+}
+
+/* RESET -> RTS, connected to peer (RC/UC) or just up (UD/GSI). */
+static void qp_up(Qp *q, const Qp *peer, uint8_t mtu, uint32_t sq_psn,
+                  uint32_t rq_psn)
+{
+    struct vrnic_qp_attr a = good_attr();
+    FakeBus *f = q->n->f;
+
+    a.access = htole32(ACC_ALL);
+    a.path_mtu = mtu;
+    a.sq_psn = htole32(sq_psn);
+    a.rq_psn = htole32(rq_psn);
+    a.max_rd_atomic = 4;
+    a.max_dest_rd_atomic = 4;
+    a.min_rnr_timer = 12;
+    if (peer) {
+        a.dest_qpn = htole32(peer->qpn);
+        memcpy(a.av.dgid, peer->n->gid, 16);
+        memcpy(a.av.dmac, peer->n->mac, 6);
+    }
+    a.av.sgid_index = 0;
+    if (modify_qp(f, q->qpn, QS | req_init(q->type), VRNIC_QPS_INIT, &a) ||
+        modify_qp(f, q->qpn, QS | req_rtr(q->type), VRNIC_QPS_RTR, &a) ||
+        modify_qp(f, q->qpn, QS | req_rts(q->type), VRNIC_QPS_RTS, &a)) {
+        abort();
+    }
+}
+
+static void connect(Qp *a, Qp *b, uint8_t mtu, uint32_t psn_ab,
+                    uint32_t psn_ba)
+{
+    qp_up(a, b, mtu, psn_ab, psn_ba);
+    qp_up(b, a, mtu, psn_ba, psn_ab);
+}
+
+typedef struct Sg {
+    uint64_t addr;
+    uint32_t len, key;
+} Sg;
+
+/* Post one send WQE (UD: av/dest from `to`); ring the doorbell. */
+static void post_send(Qp *q, uint64_t wr_id, uint8_t op, uint8_t flags,
+                      const Sg *sg, unsigned nsg, uint64_t raddr,
+                      uint32_t rkey, uint32_t imm, const Qp *to, uint32_t qkey)
+{
+    uint8_t *w = fake_ptr(q->n->f, q->mem + (q->sq_pi % (1u << QP_SQ_LOG)) *
+                          (1u << QP_SQ_SHIFT));
+    struct vrnic_send_wqe *h = (void *)w;
+    struct vrnic_sge *s = (void *)(w + 64);
+
+    memset(w, 0, 1u << QP_SQ_SHIFT);
+    h->wr_id = htole64(wr_id);
+    h->opcode = op;
+    h->flags = flags | VRNIC_WQE_FLAG_SIGNALED;
+    h->num_sge = nsg;
+    h->imm_data = imm;
+    h->rkey = htole32(rkey);
+    h->remote_addr = htole64(raddr);
+    if (q->type == VRNIC_QP_TYPE_UD || q->type == VRNIC_QP_TYPE_GSI) {
+        struct vrnic_av *av = (void *)(w + 64);
+        struct vrnic_ud_dest *d = (void *)(w + 64 + 32);
+
+        memcpy(av->dgid, to->n->gid, 16);
+        memcpy(av->dmac, to->n->mac, 6);
+        av->hop_limit = 64;
+        d->dest_qpn = htole32(to->qpn);
+        d->qkey = htole32(qkey);
+        s = (void *)(w + 128);
+    }
+    for (unsigned i = 0; i < nsg; i++) {
+        s[i].addr = htole64(sg[i].addr);
+        s[i].length = htole32(sg[i].len);
+        s[i].lkey = htole32(sg[i].key);
+    }
+    q->sq_pi++;
+    db(q->n->f, 0, VRNIC_DB_SQ, q->qpn, q->sq_pi);
+}
+
+static void post_atomic(Qp *q, uint64_t wr_id, uint8_t op, const Sg *sg,
+                        uint64_t raddr, uint32_t rkey, uint64_t cmp_add,
+                        uint64_t swap)
+{
+    uint8_t *w = fake_ptr(q->n->f, q->mem + (q->sq_pi % (1u << QP_SQ_LOG)) *
+                          (1u << QP_SQ_SHIFT));
+    struct vrnic_send_wqe *h = (void *)w;
+
+    post_send(q, wr_id, op, 0, sg, 1, raddr, rkey, 0, NULL, 0);
+    h->compare_add = htole64(cmp_add);
+    h->swap = htole64(swap);
+}
+
+static void post_recv(Qp *q, uint64_t wr_id, const Sg *sg, unsigned nsg)
+{
+    uint8_t *w = fake_ptr(q->n->f, q->mem + QP_RQ_OFF +
+                          (q->rq_pi % (1u << QP_RQ_LOG)) * (1u << QP_RQ_SHIFT));
+    struct vrnic_recv_wqe *h = (void *)w;
+    struct vrnic_sge *s = (void *)(w + 16);
+
+    memset(w, 0, 1u << QP_RQ_SHIFT);
+    h->wr_id = htole64(wr_id);
+    h->num_sge = nsg;
+    for (unsigned i = 0; i < nsg; i++) {
+        s[i].addr = htole64(sg[i].addr);
+        s[i].length = htole32(sg[i].len);
+        s[i].lkey = htole32(sg[i].key);
+    }
+    q->rq_pi++;
+    db(q->n->f, 0, VRNIC_DB_RQ, q->qpn, q->rq_pi);
+}
+
+static bool poll(Node *n, bool send, struct vrnic_cqe *out)
+{
+    uint16_t *ci = send ? &n->sci : &n->rci;
+    uint64_t ring = send ? n->sring : n->rring;
+    struct vrnic_cqe *e = cqe_at(n->f, ring, CQ_LOG, *ci);
+    uint32_t phase = ((*ci >> CQ_LOG) & 1) ^ 1;
+
+    if ((le32toh(e->info) & VRNIC_CQE_INFO_PHASE) != phase) {
+        return false;
+    }
+    *out = *e;
+    (*ci)++;
+    cq_set_ci(n->f, ring, CQ_LOG, *ci);
+    return true;
+}
+
+static uint8_t qp_state(Qp *q)
+{
+    return q->n->f->core.obj.qps[q->qpn].state;
+}
+
+FIXTURE(pair) {
+    Node a, b;
+};
+
+FIXTURE_SETUP(pair)
+{
+    node_init(&self->a, 1, false);
+    node_init(&self->b, 2, false);
+    fake_link(self->a.f, self->b.f);
+}
+
+FIXTURE_TEARDOWN(pair)
+{
+    fake_free(self->a.f);
+    fake_free(self->b.f);
+}
+
+/* One RC SEND of len bytes at the given MTU; payload and CQEs checked. */
+static int rc_send_one(struct __test_metadata *_metadata, Node *A, Node *B,
+                       Qp *qa, Qp *qb, uint32_t len, uint32_t seed)
+{
+    uint64_t src = buf_alloc(A, len), dst = buf_alloc(B, len + 64);
+    Sg s = { src, len, mr_any(A, 0, src, len ? len : 1) };
+    Sg r = { dst, len + 64, mr_any(B, VRNIC_ACCESS_LOCAL_WRITE, dst,
+                                   len + 64) };
+    struct vrnic_cqe e;
+
+    fill(A, src, len, seed);
+    memset(fake_ptr(B->f, dst), 0xee, len + 64);
+    post_recv(qb, 0x100 + seed, &r, 1);
+    post_send(qa, 0x200 + seed, VRNIC_WQE_OP_SEND, 0, &s, len ? 1 : 0, 0, 0,
+              0, NULL, 0);
+    fake_settle(A->f);
+    ASSERT_TRUE(poll(A, true, &e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_EQ(0x200 + seed, le64toh(e.wr_id));
+    ASSERT_EQ(VRNIC_CQE_OP_SEND, e.opcode);
+    ASSERT_TRUE(poll(B, false, &e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_EQ(0x100 + seed, le64toh(e.wr_id));
+    ASSERT_EQ(VRNIC_CQE_OP_RECV, e.opcode);
+    ASSERT_EQ(len, le32toh(e.byte_len));
+    ASSERT_EQ(0, memcmp(fake_ptr(A->f, src), fake_ptr(B->f, dst), len));
+    ASSERT_EQ(0xee, *(uint8_t *)fake_ptr(B->f, dst + len));
+    return 0;
+}
+
+TEST_F(pair, rc_send_sizes_mtus)
+{
+    static const uint8_t mtus[] = { 1, 3, 5 };
+
+    for (unsigned m = 0; m < 3; m++) {
+        uint32_t pmtu = 128u << mtus[m];
+        uint32_t sizes[] = { 0, 1, pmtu - 1, pmtu, pmtu + 1, 65536 };
+        Qp qa, qb;
+
+        self->a.f->obj_next = FAKE_OBJ_MEM + 0x40000 * (m + 1);
+        self->b.f->obj_next = FAKE_OBJ_MEM + 0x40000 * (m + 1);
+        qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+        qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+        connect(&qa, &qb, mtus[m], 0x100, 0x200);
+        for (unsigned i = 0; i < 6; i++) {
+            ASSERT_EQ(0, rc_send_one(_metadata, &self->a, &self->b, &qa, &qb,
+                                     sizes[i], i + m * 10));
+        }
+        ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&qa));
+    }
+    ASSERT_EQ(0, self->b.f->core.stats.rdma_rx_icrc_err);
+    ASSERT_EQ(0, self->a.f->core.stats.rdma_rx_resp_drop);
+}
+
+TEST_F(pair, rc_psn_wraparound)
+{
+    Qp qa, qb;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 1, 0xfffff0, 0xffffff);
+    /* 256 packets across 2^24, then more. */
+    ASSERT_EQ(0, rc_send_one(_metadata, &self->a, &self->b, &qa, &qb, 65536,
+                             1));
+    ASSERT_EQ(0, rc_send_one(_metadata, &self->a, &self->b, &qa, &qb, 300, 2));
+    ASSERT_EQ(0, rc_send_one(_metadata, &self->b, &self->a, &qb, &qa, 5000,
+                             3));
+    ASSERT_EQ(0xf0 + 256 + 2 - 0x100, self->a.f->core.obj.qps[qa.qpn].x->psn);
+}
+
+TEST_F(pair, rc_write_read_64k)
+{
+    static const uint8_t mtus[] = { 1, 3, 5 };
+
+    for (unsigned m = 0; m < 3; m++) {
+        uint32_t len = 65536 + m * 1001;
+        Qp qa, qb;
+        uint64_t src, dst, back;
+        uint32_t rkey;
+        Sg s, r;
+        struct vrnic_cqe e;
+
+        self->a.f->obj_next = FAKE_OBJ_MEM + 0x60000 * (m + 1);
+        self->b.f->obj_next = FAKE_OBJ_MEM + 0x60000 * (m + 1);
+        qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+        qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+        connect(&qa, &qb, mtus[m], 77, 99);
+        src = buf_alloc(&self->a, len);
+        back = buf_alloc(&self->a, len);
+        dst = buf_alloc(&self->b, len);
+        fill(&self->a, src, len, m + 5);
+        s = (Sg){ src, len, mr_any(&self->a, 0, src, len) };
+        r = (Sg){ back, len, mr_any(&self->a, VRNIC_ACCESS_LOCAL_WRITE, back,
+                                    len) };
+        rkey = mr_any(&self->b, ACC_ALL, dst, len);
+        post_send(&qa, 1, VRNIC_WQE_OP_RDMA_WRITE, 0, &s, 1, dst, rkey, 0,
+                  NULL, 0);
+        post_send(&qa, 2, VRNIC_WQE_OP_RDMA_READ, 0, &r, 1, dst, rkey, 0,
+                  NULL, 0);
+        fake_settle(self->a.f);
+        ASSERT_TRUE(poll(&self->a, true, &e));
+        ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+        ASSERT_EQ(VRNIC_CQE_OP_RDMA_WRITE, e.opcode);
+        ASSERT_TRUE(poll(&self->a, true, &e));
+        ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+        ASSERT_EQ(VRNIC_CQE_OP_RDMA_READ, e.opcode);
+        ASSERT_EQ(len, le32toh(e.byte_len));
+        ASSERT_EQ(0, memcmp(fake_ptr(self->a.f, src),
+                            fake_ptr(self->b.f, dst), len));
+        ASSERT_EQ(0, memcmp(fake_ptr(self->a.f, src),
+                            fake_ptr(self->a.f, back), len));
+        ASSERT_FALSE(poll(&self->b, false, &e));    /* one-sided */
+    }
+}
+
+TEST_F(pair, rc_read_sizes_multi_sge)
+{
+    Qp qa, qb;
+    uint32_t pmtu = 1024;
+    uint32_t sizes[] = { 1, pmtu - 1, pmtu, pmtu + 1, 3 * pmtu + 5 };
+    uint64_t dst = buf_alloc(&self->b, 8192), back = buf_alloc(&self->a, 8192);
+    uint32_t rkey = mr_any(&self->b, ACC_ALL, dst, 8192);
+    uint32_t lkey = mr_any(&self->a, VRNIC_ACCESS_LOCAL_WRITE, back, 8192);
+    struct vrnic_cqe e;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 5, 6);
+    fill(&self->b, dst, 8192, 9);
+    for (unsigned i = 0; i < 5; i++) {
+        uint32_t half = sizes[i] / 2;
+        Sg r[2] = { { back, half, lkey }, { back + 4096, sizes[i] - half,
+                                            lkey } };
+
+        memset(fake_ptr(self->a.f, back), 0, 8192);
+        post_send(&qa, i, VRNIC_WQE_OP_RDMA_READ, 0, r, 2, dst + 3, rkey, 0,
+                  NULL, 0);
+        fake_settle(self->a.f);
+        ASSERT_TRUE(poll(&self->a, true, &e));
+        ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+        ASSERT_EQ(0, memcmp(fake_ptr(self->a.f, back),
+                            fake_ptr(self->b.f, dst + 3), half));
+        ASSERT_EQ(0, memcmp(fake_ptr(self->a.f, back + 4096),
+                            fake_ptr(self->b.f, dst + 3 + half),
+                            sizes[i] - half));
+    }
+}
+
+TEST_F(pair, rc_atomics_two_qps_same_address)
+{
+    Qp a1, b1, a2, b2;
+    uint64_t target = buf_alloc(&self->b, 8);
+    uint64_t res = buf_alloc(&self->a, 64);
+    uint32_t rkey = mr_any(&self->b, ACC_ALL, target, 8);
+    uint32_t lkey = mr_any(&self->a, VRNIC_ACCESS_LOCAL_WRITE, res, 64);
+    uint64_t *t = fake_ptr(self->b.f, target);
+    uint64_t seen = 0;
+    struct vrnic_cqe e;
+
+    qp_new(&a1, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&b1, &self->b, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&a2, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&b2, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&a1, &b1, 3, 10, 20);
+    connect(&a2, &b2, 3, 30, 40);
+    *t = htole64(1000);
+    /* Interleaved FETCH_ADDs from both QPs: every original distinct. */
+    for (unsigned i = 0; i < 8; i++) {
+        Sg s1 = { res + 8 * (i % 4), 8, lkey };
+        Sg s2 = { res + 32 + 8 * (i % 4), 8, lkey };
+
+        post_atomic(&a1, i, VRNIC_WQE_OP_ATOMIC_FETCH_ADD, &s1, target, rkey,
+                    1, 0);
+        post_atomic(&a2, 100 + i, VRNIC_WQE_OP_ATOMIC_FETCH_ADD, &s2, target,
+                    rkey, 1, 0);
+        fake_settle(self->a.f);
+        for (int k = 0; k < 2; k++) {
+            uint64_t v;
+
+            ASSERT_TRUE(poll(&self->a, true, &e));
+            ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+            ASSERT_EQ(VRNIC_CQE_OP_FETCH_ADD, e.opcode);
+            v = le64toh(*(uint64_t *)fake_ptr(self->a.f,
+                        le64toh(e.wr_id) >= 100 ? s2.addr : s1.addr));
+            ASSERT_TRUE(v >= 1000 && v < 1016);
+            ASSERT_EQ(0, seen & (1ull << (v - 1000)));
+            seen |= 1ull << (v - 1000);
+        }
+    }
+    ASSERT_EQ(0xffff, seen);
+    ASSERT_EQ(1016, le64toh(*t));
+    /* CMP_SWP: a miss leaves it, a hit swaps; the original comes back. */
+    if (true) {
+        Sg s = { res, 8, lkey };
+
+        post_atomic(&a1, 50, VRNIC_WQE_OP_ATOMIC_CMP_SWP, &s, target, rkey,
+                    5, 77);
+        post_atomic(&a2, 51, VRNIC_WQE_OP_ATOMIC_CMP_SWP, &s, target, rkey,
+                    1016, 0xabcdef);
+        fake_settle(self->a.f);
+        ASSERT_TRUE(poll(&self->a, true, &e));
+        ASSERT_TRUE(poll(&self->a, true, &e));
+        ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+        ASSERT_EQ(VRNIC_CQE_OP_COMP_SWAP, e.opcode);
+        ASSERT_EQ(1016, le64toh(*(uint64_t *)fake_ptr(self->a.f, res)));
+        ASSERT_EQ(0xabcdef, le64toh(*t));
+    }
+    /* Misaligned: NAK INVALID_REQUEST. */
+    if (true) {
+        Sg s = { res, 8, lkey };
+
+        post_atomic(&a1, 60, VRNIC_WQE_OP_ATOMIC_FETCH_ADD, &s, target + 4,
+                    rkey, 1, 0);
+        fake_settle(self->a.f);
+        ASSERT_TRUE(poll(&self->a, true, &e));
+        ASSERT_EQ(VRNIC_WC_REM_INV_REQ_ERR, e.status);
+        ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&a1));
+        ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&b1));
+    }
+}
+
+TEST_F(pair, rc_imm_and_inv)
+{
+    Qp qa, qb;
+    uint64_t src = buf_alloc(&self->a, 3000), dst = buf_alloc(&self->b, 4096);
+    Sg s = { src, 3000, mr_any(&self->a, 0, src, 3000) };
+    uint32_t rkey = mr_any(&self->b, ACC_ALL, dst, 4096);
+    Sg r = { dst, 4096, rkey };
+    struct vrnic_cqe e;
+    uint32_t imm = htobe32(0x01020304);
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 2, 1, 2);
+    fill(&self->a, src, 3000, 3);
+    post_recv(&qb, 1, &r, 1);
+    post_recv(&qb, 2, &r, 1);
+    post_recv(&qb, 3, &r, 1);
+    post_send(&qa, 11, VRNIC_WQE_OP_SEND_IMM, VRNIC_WQE_FLAG_SOLICITED, &s, 1,
+              0, 0, imm, NULL, 0);
+    post_send(&qa, 12, VRNIC_WQE_OP_RDMA_WRITE_IMM, 0, &s, 1, dst, rkey,
+              htobe32(0xa0b0c0d0), NULL, 0);
+    post_send(&qa, 13, VRNIC_WQE_OP_SEND_INV, 0, &s, 1, 0, 0,
+              htole32(0x1234), NULL, 0);
+    fake_settle(self->a.f);
+    for (int i = 0; i < 3; i++) {
+        ASSERT_TRUE(poll(&self->a, true, &e));
+        ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+        ASSERT_EQ(11 + i, le64toh(e.wr_id));
+    }
+    ASSERT_TRUE(poll(&self->b, false, &e));
+    ASSERT_EQ(VRNIC_CQE_OP_RECV, e.opcode);
+    ASSERT_EQ(VRNIC_CQE_FLAG_IMM | VRNIC_CQE_FLAG_SOLICITED, e.flags);
+    ASSERT_EQ(0, memcmp(&e.imm_data, "\x01\x02\x03\x04", 4));
+    ASSERT_EQ(3000, le32toh(e.byte_len));
+    ASSERT_TRUE(poll(&self->b, false, &e));
+    ASSERT_EQ(VRNIC_CQE_OP_RECV_RDMA_WITH_IMM, e.opcode);
+    ASSERT_EQ(VRNIC_CQE_FLAG_IMM, e.flags);
+    ASSERT_EQ(0, memcmp(&e.imm_data, "\xa0\xb0\xc0\xd0", 4));
+    ASSERT_EQ(3000, le32toh(e.byte_len));
+    ASSERT_EQ(2, le64toh(e.wr_id));
+    ASSERT_TRUE(poll(&self->b, false, &e));
+    ASSERT_EQ(VRNIC_CQE_FLAG_INV, e.flags);
+    ASSERT_EQ(0x1234, le32toh(e.imm_data));
+    ASSERT_EQ(0, memcmp(fake_ptr(self->a.f, src), fake_ptr(self->b.f, dst),
+                        3000));
+}
+
+TEST_F(pair, uc_send_write_imm)
+{
+    Qp qa, qb;
+    uint64_t src = buf_alloc(&self->a, 5000), dst = buf_alloc(&self->b, 8192);
+    Sg s = { src, 5000, mr_any(&self->a, 0, src, 5000) };
+    uint32_t rkey = mr_any(&self->b, ACC_ALL, dst, 8192);
+    Sg r = { dst, 8192, rkey };
+    struct vrnic_cqe e;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_UC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_UC, 0);
+    connect(&qa, &qb, 3, 0xfffffe, 3);
+    fill(&self->a, src, 5000, 4);
+    post_recv(&qb, 1, &r, 1);
+    post_recv(&qb, 2, &r, 1);
+    post_send(&qa, 1, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    post_send(&qa, 2, VRNIC_WQE_OP_RDMA_WRITE_IMM, 0, &s, 1, dst + 100, rkey,
+              htobe32(7), NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_TRUE(poll(&self->b, false, &e));
+    ASSERT_EQ(5000, le32toh(e.byte_len));
+    ASSERT_TRUE(poll(&self->b, false, &e));
+    ASSERT_EQ(VRNIC_CQE_OP_RECV_RDMA_WITH_IMM, e.opcode);
+    ASSERT_EQ(0, memcmp(fake_ptr(self->a.f, src),
+                        fake_ptr(self->b.f, dst + 100), 5000));
+    ASSERT_EQ(0, self->a.f->core.stats.rdma_rx_pkts);    /* no ACKs on UC */
+}
+
+/* Drop the second packet of every UC message: the rest is dropped too. */
+static bool drop_second(FakeBus *from, uint8_t *frame, size_t *len, void *arg)
+{
+    unsigned *n = arg;
+
+    return ++*n != 2;
+}
+
+TEST_F(pair, uc_gap_drops_message)
+{
+    Qp qa, qb;
+    unsigned n = 0;
+    uint64_t src = buf_alloc(&self->a, 4096), dst = buf_alloc(&self->b, 4096);
+    Sg s = { src, 4096, mr_any(&self->a, 0, src, 4096) };
+    Sg r = { dst, 4096, mr_any(&self->b, ACC_ALL, dst, 4096) };
+    struct vrnic_cqe e;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_UC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_UC, 0);
+    connect(&qa, &qb, 1, 0, 0);
+    post_recv(&qb, 1, &r, 1);
+    self->a.f->wire_hook = drop_second;
+    self->a.f->hook_arg = &n;
+    post_send(&qa, 1, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_TRUE(poll(&self->a, true, &e));      /* UC: done once sent */
+    ASSERT_FALSE(poll(&self->b, false, &e));
+    ASSERT_EQ(14, self->b.f->core.stats.rdma_rx_psn_gap);
+    /* The next message uses the same receive WQE. */
+    post_send(&qa, 2, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_TRUE(poll(&self->b, false, &e));
+    ASSERT_EQ(1, le64toh(e.wr_id));
+    ASSERT_EQ(4096, le32toh(e.byte_len));
+}
+
+static int ud_check(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *self,
+                    uint8_t type)
+{
+    Qp qa, qb;
+    uint64_t src = buf_alloc(&self->a, 300), dst = buf_alloc(&self->b, 512);
+    Sg s = { src, 300, mr_any(&self->a, 0, src, 300) };
+    Sg r[2] = { { dst, 20, 0 }, { dst + 20, 400, 0 } };
+    uint32_t qkey = type == VRNIC_QP_TYPE_GSI ? 0x80010000 : 0x11;
+    struct vrnic_cqe e;
+    uint8_t *grh;
+
+    r[0].key = r[1].key = mr_any(&self->b, VRNIC_ACCESS_LOCAL_WRITE, dst, 512);
+    qp_new(&qa, &self->a, type, 0);
+    qp_new(&qb, &self->b, type, 0);
+    if (type == VRNIC_QP_TYPE_UD) {
+        struct vrnic_qp_attr at = good_attr();
+
+        qp_up(&qa, NULL, 0, 1, 0);
+        qp_up(&qb, NULL, 0, 1, 0);
+        at.qkey = htole32(qkey);
+        ASSERT_EQ(0, modify_qp(self->a.f, qa.qpn, VRNIC_QP_ATTR_QKEY,
+                               0, &at));
+        ASSERT_EQ(0, modify_qp(self->b.f, qb.qpn, VRNIC_QP_ATTR_QKEY,
+                               0, &at));
+    } else {
+        qp_up(&qa, NULL, 0, 1, 0);
+        qp_up(&qb, NULL, 0, 1, 0);
+        ASSERT_EQ(1, qb.qpn);
+    }
+    fill(&self->a, src, 300, 8);
+    post_recv(&qb, 9, r, 2);
+    /* MSB set: the QP's own Q_Key. */
+    post_send(&qa, 1, VRNIC_WQE_OP_SEND_IMM, 0, &s, 1, 0, 0, htobe32(5), &qb,
+              0x80000000);
+    fake_settle(self->a.f);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_TRUE(poll(&self->b, false, &e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_EQ(340, le32toh(e.byte_len));
+    ASSERT_EQ(qa.qpn, le32toh(e.src_qp));
+    ASSERT_EQ(VRNIC_CQE_FLAG_GRH | VRNIC_CQE_FLAG_IMM, e.flags);
+    ASSERT_EQ(VRNIC_NET_TYPE_IPV4, e.network_hdr_type);
+    grh = fake_ptr(self->b.f, dst);
+    for (int i = 0; i < 20; i++) {
+        ASSERT_EQ(0, grh[i]);
+    }
+    ASSERT_EQ(0x45, grh[20]);
+    ASSERT_EQ(0, memcmp(grh + 20 + 12, self->a.gid + 12, 4));
+    ASSERT_EQ(0, memcmp(grh + 20 + 16, self->b.gid + 12, 4));
+    ASSERT_EQ(0, memcmp(grh + 40, fake_ptr(self->a.f, src), 300));
+    /* Q_Key mismatch: dropped, counted, no CQE anywhere. */
+    post_recv(&qb, 10, r, 2);
+    post_send(&qa, 2, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, &qb, 0x1234);
+    fake_settle(self->a.f);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_FALSE(poll(&self->b, false, &e));
+    ASSERT_EQ(1, self->b.f->core.stats.rdma_rx_qkey_mismatch);
+    /* Larger than one path MTU: LOC_LEN_ERR at the requester. */
+    return 0;
+}
+
+TEST_F(pair, ud_grh_qkey)
+{
+    ASSERT_EQ(0, ud_check(_metadata, self, VRNIC_QP_TYPE_UD));
+}
+
+TEST_F(pair, gsi_qp1)
+{
+    ASSERT_EQ(0, ud_check(_metadata, self, VRNIC_QP_TYPE_GSI));
+}
+
+TEST(ud_ipv6_grh)
+{
+    Node A, B;
+    Qp qa, qb;
+    uint64_t src, dst;
+    Sg s, r;
+    struct vrnic_cqe e;
+    uint8_t *grh;
+
+    node_init(&A, 1, true);
+    node_init(&B, 2, true);
+    fake_link(A.f, B.f);
+    src = buf_alloc(&A, 100);
+    dst = buf_alloc(&B, 256);
+    s = (Sg){ src, 100, mr_any(&A, 0, src, 100) };
+    r = (Sg){ dst, 256, mr_any(&B, VRNIC_ACCESS_LOCAL_WRITE, dst, 256) };
+    qp_new(&qa, &A, VRNIC_QP_TYPE_UD, 0);
+    qp_new(&qb, &B, VRNIC_QP_TYPE_UD, 0);
+    qp_up(&qa, NULL, 0, 1, 0);
+    qp_up(&qb, NULL, 0, 1, 0);
+    fill(&A, src, 100, 1);
+    post_recv(&qb, 1, &r, 1);
+    post_send(&qa, 1, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, &qb, 0x80010000);
+    fake_settle(A.f);
+    ASSERT_TRUE(poll(&B, false, &e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_EQ(140, le32toh(e.byte_len));
+    ASSERT_EQ(VRNIC_NET_TYPE_IPV6, e.network_hdr_type);
+    grh = fake_ptr(B.f, dst);
+    ASSERT_EQ(6, grh[0] >> 4);
+    ASSERT_EQ(0, memcmp(grh + 8, A.gid, 16));
+    ASSERT_EQ(0, memcmp(grh + 24, B.gid, 16));
+    ASSERT_EQ(0, memcmp(grh + 40, fake_ptr(A.f, src), 100));
+    fake_free(A.f);
+    fake_free(B.f);
+}
+
+TEST_F(pair, remote_access_errors_and_flush)
+{
+    enum { BAD_KEY, NO_WRITE, OOB, N };
+
+    for (int c = 0; c < N; c++) {
+        Qp qa, qb;
+        uint64_t src = buf_alloc(&self->a, 64), dst = buf_alloc(&self->b, 64);
+        Sg s = { src, 64, mr_any(&self->a, 0, src, 64) };
+        uint32_t rkey = mr_any(&self->b, c == NO_WRITE ?
+                               VRNIC_ACCESS_LOCAL_WRITE |
+                               VRNIC_ACCESS_REMOTE_READ : ACC_ALL, dst, 64);
+        struct vrnic_cqe e;
+
+        qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+        qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+        connect(&qa, &qb, 3, 1, 1);
+        post_send(&qa, 1, VRNIC_WQE_OP_RDMA_WRITE, 0, &s, 1, dst,
+                  rkey, 0, NULL, 0);
+        post_send(&qa, 2, VRNIC_WQE_OP_RDMA_WRITE, 0, &s, 1,
+                  c == OOB ? dst + 1 : dst, c == BAD_KEY ? rkey ^ 0x100 : rkey,
+                  0, NULL, 0);
+        post_send(&qa, 3, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+        fake_settle(self->a.f);
+        ASSERT_TRUE(poll(&self->a, true, &e));
+        ASSERT_EQ(c == NO_WRITE ? VRNIC_WC_REM_ACCESS_ERR : VRNIC_WC_SUCCESS,
+                  e.status);
+        if (c != NO_WRITE) {
+            ASSERT_TRUE(poll(&self->a, true, &e));
+            ASSERT_EQ(2, le64toh(e.wr_id));
+            ASSERT_EQ(VRNIC_WC_REM_ACCESS_ERR, e.status);
+        }
+        if (c == NO_WRITE) {
+            ASSERT_TRUE(poll(&self->a, true, &e));  /* WQE 2, flushed */
+            ASSERT_EQ(VRNIC_WC_WR_FLUSH_ERR, e.status);
+        }
+        ASSERT_TRUE(poll(&self->a, true, &e));
+        ASSERT_EQ(VRNIC_WC_WR_FLUSH_ERR, e.status);
+        ASSERT_EQ(3, le64toh(e.wr_id));
+        ASSERT_FALSE(poll(&self->a, true, &e));
+        ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&qa));
+        ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&qb));
+    }
+    ASSERT_EQ(3, self->a.f->core.stats.rdma_naks_rcvd);
+}
+
+TEST_F(pair, zero_length_write_read_skip_rkey)
+{
+    Qp qa, qb;
+    struct vrnic_cqe e;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 1, 1);
+    post_send(&qa, 1, VRNIC_WQE_OP_RDMA_WRITE, 0, NULL, 0, 0xdead0000,
+              0xbad, 0, NULL, 0);
+    post_send(&qa, 2, VRNIC_WQE_OP_RDMA_READ, 0, NULL, 0, 0xdead0000,
+              0xbad, 0, NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_EQ(VRNIC_CQE_OP_RDMA_READ, e.opcode);
+    ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&qb));
+}
+
+TEST_F(pair, local_errors)
+{
+    Qp qa, qb;
+    uint64_t src = buf_alloc(&self->a, 64);
+    Sg bad = { src, 64, 0x12345 };
+    struct vrnic_cqe e;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 1, 1);
+    post_send(&qa, 1, VRNIC_WQE_OP_SEND, 0, &bad, 1, 0, 0, 0, NULL, 0);
+    post_send(&qa, 2, VRNIC_WQE_OP_SEND, 0, &bad, 1, 0, 0, 0, NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(VRNIC_WC_LOC_PROT_ERR, e.status);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(VRNIC_WC_WR_FLUSH_ERR, e.status);
+    ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&qa));
+    ASSERT_EQ(0, self->a.f->core.stats.rdma_tx_pkts);
+}
+
+TEST_F(pair, recv_too_small_loc_len)
+{
+    Qp qa, qb;
+    uint64_t src = buf_alloc(&self->a, 600), dst = buf_alloc(&self->b, 600);
+    Sg s = { src, 600, mr_any(&self->a, 0, src, 600) };
+    Sg r = { dst, 100, mr_any(&self->b, VRNIC_ACCESS_LOCAL_WRITE, dst, 600) };
+    struct vrnic_cqe e;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 1, 1);
+    post_recv(&qb, 1, &r, 1);
+    post_send(&qa, 1, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_TRUE(poll(&self->b, false, &e));
+    ASSERT_EQ(VRNIC_WC_LOC_LEN_ERR, e.status);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(VRNIC_WC_REM_INV_REQ_ERR, e.status);
+    ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&qa));
+    ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&qb));
+}
+
+TEST_F(pair, rnr_nak_without_receive_wqe)
+{
+    Qp qa, qb;
+    uint64_t src = buf_alloc(&self->a, 64);
+    Sg s = { src, 64, mr_any(&self->a, 0, src, 64) };
+    struct vrnic_cqe e;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 1, 1);
+    post_send(&qa, 1, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_EQ(1, self->b.f->core.stats.rdma_rnr_naks_sent);
+    ASSERT_EQ(1, self->a.f->core.stats.rdma_rnr_naks_rcvd);
+    ASSERT_FALSE(poll(&self->a, true, &e));     /* waits for the retry */
+    ASSERT_EQ(1, self->b.f->core.obj.qps[qb.qpn].x->epsn);
+}
+
+/* Build an RC SEND ONLY from A's QP to B's with a chosen PSN. */
+static size_t craft(Node *A, Node *B, uint32_t dqpn, uint32_t psn,
+                    uint8_t *frame, size_t size)
+{
+    VrnicPktAddr a = { .hop_limit = 64, .udp_sport = 0xc000 };
+    VrnicPktHdrs h;
+
+    memset(&h, 0, sizeof(h));
+    memcpy(a.smac, A->mac, 6);
+    memcpy(a.dmac, B->mac, 6);
+    memcpy(a.sgid, A->gid, 16);
+    memcpy(a.dgid, B->gid, 16);
+    h.bth.opcode = VRNIC_OP(RC, SEND_ONLY);
+    h.bth.pkey = 0xffff;
+    h.bth.dqpn = dqpn;
+    h.bth.psn = psn;
+    h.bth.ack_req = true;
+    return vrnic_pkt_build(frame, size, &a, &h, "abcd", 4);
+}
+
+TEST_F(pair, psn_gap_nak_once_and_out_of_window)
+{
+    Qp qa, qb;
+    uint8_t frame[256];
+    size_t len;
+    VrnicCounters *sb = &self->b.f->core.stats;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 1000, 1000);
+    /* A gap: one NAK sequence error, further gap packets only dropped. */
+    len = craft(&self->a, &self->b, qb.qpn, 1005, frame, sizeof(frame));
+    fake_wire_put(self->b.f, frame, len);
+    fake_wire_put(self->b.f, frame, len);
+    fake_settle(self->b.f);
+    ASSERT_EQ(2, sb->rdma_rx_psn_gap);
+    ASSERT_EQ(1, sb->rdma_naks_sent);
+    ASSERT_EQ(1, self->a.f->core.stats.rdma_seq_naks_rcvd);
+    /* Far away (beyond 2^22 either side): dropped, counted, no answer. */
+    len = craft(&self->a, &self->b, qb.qpn, (1000 + (1u << 23)) & 0xffffff,
+                frame, sizeof(frame));
+    fake_wire_put(self->b.f, frame, len);
+    fake_settle(self->b.f);
+    ASSERT_EQ(1, sb->rdma_rx_psn_window);
+    ASSERT_EQ(1, sb->rdma_naks_sent);
+    /* A duplicate is re-ACKed, not executed. */
+    len = craft(&self->a, &self->b, qb.qpn, 999, frame, sizeof(frame));
+    fake_wire_put(self->b.f, frame, len);
+    fake_settle(self->b.f);
+    ASSERT_EQ(1, sb->rdma_rx_dup);
+    ASSERT_EQ(1000, self->b.f->core.obj.qps[qb.qpn].x->epsn);
+    ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&qb));
+    /* A bad ICRC is dropped and counted. */
+    len = craft(&self->a, &self->b, qb.qpn, 1000, frame, sizeof(frame));
+    frame[len - 1] ^= 1;
+    fake_wire_put(self->b.f, frame, len);
+    fake_settle(self->b.f);
+    ASSERT_EQ(1, sb->rdma_rx_icrc_err);
+    ASSERT_EQ(1000, self->b.f->core.obj.qps[qb.qpn].x->epsn);
+}
+
+TEST(loopback_one_device)
+{
+    Node A;
+    Qp q1, q2;
+    uint64_t src, dst, back;
+    uint32_t rkey;
+    Sg s, r, b;
+    struct vrnic_cqe e;
+
+    node_init(&A, 1, true);
+    src = buf_alloc(&A, 20000);
+    dst = buf_alloc(&A, 20000);
+    back = buf_alloc(&A, 20000);
+    s = (Sg){ src, 20000, mr_any(&A, 0, src, 20000) };
+    rkey = mr_any(&A, ACC_ALL, dst, 20000);
+    r = (Sg){ dst, 20000, rkey };
+    b = (Sg){ back, 20000, mr_any(&A, VRNIC_ACCESS_LOCAL_WRITE, back, 20000) };
+    qp_new(&q1, &A, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&q2, &A, VRNIC_QP_TYPE_RC, 0);
+    connect(&q1, &q2, 1, 3, 4);
+    fill(&A, src, 20000, 2);
+    post_recv(&q2, 7, &r, 1);
+    post_send(&q1, 1, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    post_send(&q1, 2, VRNIC_WQE_OP_RDMA_READ, 0, &b, 1, dst, rkey, 0, NULL,
+              0);
+    fake_settle(A.f);
+    ASSERT_TRUE(poll(&A, true, &e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_TRUE(poll(&A, true, &e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_TRUE(poll(&A, false, &e));
+    ASSERT_EQ(20000, le32toh(e.byte_len));
+    ASSERT_EQ(0, memcmp(fake_ptr(A.f, src), fake_ptr(A.f, back), 20000));
+    ASSERT_EQ(0, A.f->nframes);                 /* nothing on the wire */
+    ASSERT_LT(0, A.f->core.stats.rdma_loop_pkts);
+    fake_free(A.f);
+}
+
+TEST_F(pair, non_roce_stays_on_ethernet)
+{
+    uint8_t frame[256];
+    size_t len;
+    Qp qb;
+
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    len = craft(&self->a, &self->b, qb.qpn, 0, frame, sizeof(frame));
+    frame[14 + 20 + 3] ^= 0xff;     /* UDP destination port: not 4791 */
+    /* Held back for the Ethernet ring (no RX buffer), not taken. */
+    ASSERT_EQ(0, vrnic_core_eth_receive(&self->b.f->core, frame, len));
+    ASSERT_EQ(0, self->b.f->core.stats.rdma_rx_pkts +
+                 self->b.f->core.stats.rdma_rx_malformed);
+}
+
+TEST(device_caps_atomic)
+{
+    FakeBus *f = obj_bus(NULL);
+    struct vrnic_device_attr *a = fake_ptr(f, FAKE_RESP);
+    AnyCmd c;
+
+    cmd_init(&c, VRNIC_AQ_OP_QUERY_DEVICE);
+    c.query.resp_addr = htole64(FAKE_RESP);
+    c.query.resp_len = htole32(sizeof(*a));
+    ASSERT_EQ(0, run(f, &c, NULL));
+    ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA, le32toh(a->device_caps));
+    fake_free(f);
+}
+
+TEST_HARNESS_MAIN

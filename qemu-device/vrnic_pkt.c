@@ -1,0 +1,709 @@
+/*
+ * vrnic RoCEv2 packet codec: the opcode table, the frame builder and the
+ * validating parser; see vrnic_pkt.h.
+ *
+ * Byte-order rule: wire structs are read and written only here, through
+ * vrnic_be16/32/64(); every value crossing this file's API is host-order.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "vrnic_pkt.h"
+
+#define ETH_HLEN        sizeof(struct vrnic_eth_hdr)
+#define IPV4_HLEN       sizeof(struct vrnic_ipv4_hdr)
+#define IPV6_HLEN       sizeof(struct vrnic_ipv6_hdr)
+#define UDP_HLEN        sizeof(struct vrnic_udp_hdr)
+#define BTH_LEN         sizeof(struct vrnic_bth)
+
+/* ---------------------------------------------------------------------------
+ * Opcode table (IBTA Vol 1 Table 38 and 9.4; compare rxe_opcode.c).
+ */
+#define HLEN(h)                                                           \
+    (BTH_LEN +                                                            \
+     (((h) & VRNIC_HDR_DETH) ? sizeof(struct vrnic_deth) : 0) +           \
+     (((h) & VRNIC_HDR_RETH) ? sizeof(struct vrnic_reth) : 0) +           \
+     (((h) & VRNIC_HDR_ATOMIC) ? sizeof(struct vrnic_atomic_eth) : 0) +   \
+     (((h) & VRNIC_HDR_AETH) ? sizeof(struct vrnic_aeth) : 0) +           \
+     (((h) & VRNIC_HDR_ATOMIC_ACK) ?                                      \
+      sizeof(struct vrnic_atomic_ack_eth) : 0) +                          \
+     (((h) & VRNIC_HDR_IMM) ? sizeof(struct vrnic_immdt) : 0) +           \
+     (((h) & VRNIC_HDR_IETH) ? sizeof(struct vrnic_ieth) : 0))
+
+#define OPE(tr, op, nm, h, f)                                             \
+    [VRNIC_OP(tr, op)] = { #tr " " nm, (h), (f), HLEN(h) }
+
+#define P       VRNIC_OPF_PAYLOAD
+#define F       VRNIC_OPF_FIRST
+#define L       VRNIC_OPF_LAST
+#define RQ      VRNIC_OPF_REQ
+#define SND     (VRNIC_OPF_SEND | RQ | P)
+#define WR      (VRNIC_OPF_WRITE | RQ | P)
+#define IMMF    VRNIC_OPF_IMM
+#define IMMH    VRNIC_HDR_IMM
+#define RETH    VRNIC_HDR_RETH
+
+/* The SEND and RDMA WRITE opcodes RC and UC share. */
+#define SEND_WRITE_OPS(tr)                                                \
+    OPE(tr, SEND_FIRST, "SEND FIRST", 0, SND | F),                        \
+    OPE(tr, SEND_MIDDLE, "SEND MIDDLE", 0, SND),                          \
+    OPE(tr, SEND_LAST, "SEND LAST", 0, SND | L),                          \
+    OPE(tr, SEND_LAST_IMM, "SEND LAST IMM", IMMH, SND | L | IMMF),        \
+    OPE(tr, SEND_ONLY, "SEND ONLY", 0, SND | F | L),                      \
+    OPE(tr, SEND_ONLY_IMM, "SEND ONLY IMM", IMMH, SND | F | L | IMMF),    \
+    OPE(tr, WRITE_FIRST, "RDMA WRITE FIRST", RETH, WR | F),               \
+    OPE(tr, WRITE_MIDDLE, "RDMA WRITE MIDDLE", 0, WR),                    \
+    OPE(tr, WRITE_LAST, "RDMA WRITE LAST", 0, WR | L),                    \
+    OPE(tr, WRITE_LAST_IMM, "RDMA WRITE LAST IMM", IMMH, WR | L | IMMF),  \
+    OPE(tr, WRITE_ONLY, "RDMA WRITE ONLY", RETH, WR | F | L),             \
+    OPE(tr, WRITE_ONLY_IMM, "RDMA WRITE ONLY IMM", RETH | IMMH,           \
+        WR | F | L | IMMF)
+
+static const VrnicOpInfo vrnic_opcodes[256] = {
+    SEND_WRITE_OPS(RC),
+    OPE(RC, READ_REQ, "RDMA READ REQUEST", RETH,
+        VRNIC_OPF_READ | RQ | F | L),
+    OPE(RC, READ_RESP_FIRST, "RDMA READ RESPONSE FIRST", VRNIC_HDR_AETH,
+        VRNIC_OPF_READ | P | F),
+    OPE(RC, READ_RESP_MIDDLE, "RDMA READ RESPONSE MIDDLE", 0,
+        VRNIC_OPF_READ | P),
+    OPE(RC, READ_RESP_LAST, "RDMA READ RESPONSE LAST", VRNIC_HDR_AETH,
+        VRNIC_OPF_READ | P | L),
+    OPE(RC, READ_RESP_ONLY, "RDMA READ RESPONSE ONLY", VRNIC_HDR_AETH,
+        VRNIC_OPF_READ | P | F | L),
+    OPE(RC, ACK, "ACKNOWLEDGE", VRNIC_HDR_AETH, VRNIC_OPF_ACK | F | L),
+    OPE(RC, ATOMIC_ACK, "ATOMIC ACKNOWLEDGE",
+        VRNIC_HDR_AETH | VRNIC_HDR_ATOMIC_ACK, VRNIC_OPF_ATOMIC | F | L),
+    OPE(RC, CMP_SWAP, "CMP_SWAP", VRNIC_HDR_ATOMIC,
+        VRNIC_OPF_ATOMIC | RQ | F | L),
+    OPE(RC, FETCH_ADD, "FETCH_ADD", VRNIC_HDR_ATOMIC,
+        VRNIC_OPF_ATOMIC | RQ | F | L),
+    OPE(RC, SEND_LAST_INV, "SEND LAST INV", VRNIC_HDR_IETH,
+        SND | L | VRNIC_OPF_INV),
+    OPE(RC, SEND_ONLY_INV, "SEND ONLY INV", VRNIC_HDR_IETH,
+        SND | F | L | VRNIC_OPF_INV),
+    SEND_WRITE_OPS(UC),
+    OPE(UD, SEND_ONLY, "SEND ONLY", VRNIC_HDR_DETH, SND | F | L),
+    OPE(UD, SEND_ONLY_IMM, "SEND ONLY IMM", VRNIC_HDR_DETH | IMMH,
+        SND | F | L | IMMF),
+};
+
+#undef P
+#undef F
+#undef L
+#undef RQ
+#undef SND
+#undef WR
+#undef IMMF
+#undef IMMH
+#undef RETH
+
+const VrnicOpInfo *vrnic_pkt_opinfo(uint8_t opcode)
+{
+    const VrnicOpInfo *op = &vrnic_opcodes[opcode];
+
+    return op->name ? op : NULL;
+}
+
+unsigned vrnic_pkt_hdr_size(unsigned hdr)
+{
+    switch (hdr) {
+    case VRNIC_HDR_DETH:
+        return sizeof(struct vrnic_deth);
+    case VRNIC_HDR_RETH:
+        return sizeof(struct vrnic_reth);
+    case VRNIC_HDR_ATOMIC:
+        return sizeof(struct vrnic_atomic_eth);
+    case VRNIC_HDR_AETH:
+        return sizeof(struct vrnic_aeth);
+    case VRNIC_HDR_ATOMIC_ACK:
+        return sizeof(struct vrnic_atomic_ack_eth);
+    case VRNIC_HDR_IMM:
+        return sizeof(struct vrnic_immdt);
+    case VRNIC_HDR_IETH:
+        return sizeof(struct vrnic_ieth);
+    default:
+        return 0;
+    }
+}
+
+unsigned vrnic_pkt_hdr_offset(uint8_t opcode, unsigned hdr)
+{
+    const VrnicOpInfo *op = vrnic_pkt_opinfo(opcode);
+    unsigned off = BTH_LEN;
+
+    if (!op || !(op->hdrs & hdr)) {
+        return 0;
+    }
+    /* Headers follow the BTH in VRNIC_HDR_* bit order. */
+    for (unsigned b = 1; b < hdr; b <<= 1) {
+        if (op->hdrs & b) {
+            off += vrnic_pkt_hdr_size(b);
+        }
+    }
+    return off;
+}
+
+/* ---------------------------------------------------------------------------
+ * Small helpers.
+ */
+static const uint8_t vrnic_v4mapped_prefix[12] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+};
+
+bool vrnic_gid_is_ipv4(const uint8_t gid[16])
+{
+    return !memcmp(gid, vrnic_v4mapped_prefix, sizeof(vrnic_v4mapped_prefix));
+}
+
+uint32_t vrnic_calc_flow_label(uint32_t lqpn, uint32_t rqpn)
+{
+    /* rdma_calc_flow_label(): fold the 48-bit product to 20 bits. */
+    uint64_t v = (uint64_t)lqpn * rqpn;
+
+    v ^= v >> 20;
+    v ^= v >> 40;
+    return (uint32_t)(v & VRNIC_IPV6_FLOW_MASK);
+}
+
+uint16_t vrnic_pkt_udp_sport(uint32_t flow_label, uint32_t lqpn,
+                             uint32_t rqpn)
+{
+    uint32_t fl = flow_label;
+
+    if (!fl) {
+        fl = vrnic_calc_flow_label(lqpn, rqpn);
+    }
+    /* rdma_flow_label_to_udp_sport(): low 14 bits xor bits 19:14. */
+    fl = (fl & 0x3fff) ^ ((fl & 0xfc000) >> 14);
+    return (uint16_t)(fl | VRNIC_ROCE_SPORT_BASE);
+}
+
+uint32_t vrnic_read_psns(uint32_t len, uint32_t pmtu)
+{
+    uint32_t n = len / pmtu + (len % pmtu != 0);
+
+    return n ? n : 1;
+}
+
+/* Internet checksum (RFC 1071): running 32-bit sum of 16-bit BE words. */
+static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
+{
+    for (; len > 1; p += 2, len -= 2) {
+        sum += p[0] << 8 | p[1];
+    }
+    if (len) {
+        sum += p[0] << 8;
+    }
+    return sum;
+}
+
+static uint16_t csum_fold(uint32_t sum)
+{
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return (uint16_t)sum;
+}
+
+/* UDP checksum over pseudo header + datagram, as stored (0 -> 0xffff). A
+ * received datagram verifies when this is computed over it with the check
+ * field left in: csum_fold(...) == 0xffff. */
+static uint32_t udp_csum_sum(const uint8_t *ip, bool v6, const uint8_t *udp,
+                             uint32_t udp_len)
+{
+    uint32_t sum;
+
+    if (v6) {
+        const struct vrnic_ipv6_hdr *h = (const void *)ip;
+
+        sum = csum_add(0, h->saddr, 32);
+    } else {
+        const struct vrnic_ipv4_hdr *h = (const void *)ip;
+
+        sum = csum_add(0, h->saddr, 8);
+    }
+    sum += VRNIC_IPPROTO_UDP + udp_len;     /* same words for v4 and v6 */
+    return csum_add(sum, udp, udp_len);
+}
+
+const char *vrnic_pkt_err_str(VrnicPktErr err)
+{
+    static const char *const names[VRNIC_PKT_ERR__MAX] = {
+        [VRNIC_PKT_OK] = "ok",
+        [VRNIC_PKT_ERR_RUNT] = "runt",
+        [VRNIC_PKT_ERR_NOT_IP] = "not-ip",
+        [VRNIC_PKT_ERR_NOT_UDP] = "not-udp",
+        [VRNIC_PKT_ERR_UDP_PORT] = "udp-port",
+        [VRNIC_PKT_ERR_TRUNCATED] = "truncated",
+        [VRNIC_PKT_ERR_IP_VERSION] = "ip-version",
+        [VRNIC_PKT_ERR_IP_HDR] = "ip-header",
+        [VRNIC_PKT_ERR_IP_CSUM] = "ip-checksum",
+        [VRNIC_PKT_ERR_LENGTH] = "length",
+        [VRNIC_PKT_ERR_UDP_CSUM] = "udp-checksum",
+        [VRNIC_PKT_ERR_TVER] = "bth-tver",
+        [VRNIC_PKT_ERR_OPCODE] = "opcode",
+        [VRNIC_PKT_ERR_HDR_LEN] = "header-length",
+        [VRNIC_PKT_ERR_PAD] = "pad",
+        [VRNIC_PKT_ERR_ICRC] = "icrc",
+    };
+
+    return (unsigned)err < VRNIC_PKT_ERR__MAX ? names[err] : "?";
+}
+
+bool vrnic_pkt_err_is_foreign(VrnicPktErr err)
+{
+    return err == VRNIC_PKT_ERR_RUNT || err == VRNIC_PKT_ERR_NOT_IP ||
+           err == VRNIC_PKT_ERR_NOT_UDP || err == VRNIC_PKT_ERR_UDP_PORT;
+}
+
+/* ---------------------------------------------------------------------------
+ * Parser.
+ */
+static void parse_ext(const uint8_t *bth_p, const VrnicOpInfo *op,
+                      VrnicPktHdrs *h)
+{
+    const uint8_t *p = bth_p + BTH_LEN;
+
+    /* Same order as HLEN()/vrnic_pkt_hdr_offset(). */
+    if (op->hdrs & VRNIC_HDR_DETH) {
+        const struct vrnic_deth *d = (const void *)p;
+
+        h->deth.qkey = vrnic_be32(d->qkey);
+        h->deth.sqpn = vrnic_be32(d->sqpn) & VRNIC_IB_QPN_MASK;
+        p += sizeof(*d);
+    }
+    if (op->hdrs & VRNIC_HDR_RETH) {
+        const struct vrnic_reth *r = (const void *)p;
+
+        h->reth.va = vrnic_be64(r->va);
+        h->reth.rkey = vrnic_be32(r->rkey);
+        h->reth.len = vrnic_be32(r->len);
+        p += sizeof(*r);
+    }
+    if (op->hdrs & VRNIC_HDR_ATOMIC) {
+        const struct vrnic_atomic_eth *a = (const void *)p;
+
+        h->atomic.va = vrnic_be64(a->va);
+        h->atomic.rkey = vrnic_be32(a->rkey);
+        h->atomic.swap_add = vrnic_be64(a->swap_add);
+        h->atomic.compare = vrnic_be64(a->compare);
+        p += sizeof(*a);
+    }
+    if (op->hdrs & VRNIC_HDR_AETH) {
+        const struct vrnic_aeth *a = (const void *)p;
+        uint32_t smsn = vrnic_be32(a->smsn);
+
+        h->aeth.syndrome = VRNIC_FIELD_GET(VRNIC_AETH_SYN_MASK, smsn);
+        h->aeth.msn = VRNIC_FIELD_GET(VRNIC_AETH_MSN_MASK, smsn);
+        p += sizeof(*a);
+    }
+    if (op->hdrs & VRNIC_HDR_ATOMIC_ACK) {
+        const struct vrnic_atomic_ack_eth *a = (const void *)p;
+
+        h->atomic_orig = vrnic_be64(a->orig);
+        p += sizeof(*a);
+    }
+    if (op->hdrs & VRNIC_HDR_IMM) {
+        const struct vrnic_immdt *i = (const void *)p;
+
+        h->imm = vrnic_be32(i->imm);
+        p += sizeof(*i);
+    }
+    if (op->hdrs & VRNIC_HDR_IETH) {
+        const struct vrnic_ieth *i = (const void *)p;
+
+        h->ieth_rkey = vrnic_be32(i->rkey);
+    }
+}
+
+VrnicPktErr vrnic_pkt_parse(const uint8_t *frame, size_t len, VrnicPkt *pkt)
+{
+    const struct vrnic_eth_hdr *eth = (const void *)frame;
+    const uint8_t *ip = frame + ETH_HLEN;
+    const struct vrnic_udp_hdr *udp;
+    const struct vrnic_bth *bth;
+    const VrnicOpInfo *op;
+    VrnicPkt p = {};
+    size_t avail, hlen, ip_len;
+    uint32_t udp_len, rest, flags;
+    uint16_t ethertype;
+
+    /*
+     * 1. Is it RoCEv2 at all? Until the UDP destination port is seen, every
+     * refusal is "foreign" (the Ethernet function's frame).
+     */
+    if (len < ETH_HLEN) {
+        return VRNIC_PKT_ERR_RUNT;
+    }
+    avail = len - ETH_HLEN;
+    ethertype = vrnic_be16(eth->ethertype);
+    if (ethertype == VRNIC_ETHERTYPE_IPV4) {
+        const struct vrnic_ipv4_hdr *h = (const void *)ip;
+
+        if (avail < IPV4_HLEN) {
+            return VRNIC_PKT_ERR_RUNT;
+        }
+        if (h->ver_ihl >> 4 != 4) {
+            return VRNIC_PKT_ERR_IP_VERSION;
+        }
+        /* A non-first fragment has no UDP header to look at. */
+        if (h->protocol != VRNIC_IPPROTO_UDP ||
+            (vrnic_be16(h->frag_off) & VRNIC_IPV4_FRAG_MASK)) {
+            return VRNIC_PKT_ERR_NOT_UDP;
+        }
+        hlen = (h->ver_ihl & 0xf) * 4u;
+        if (hlen < IPV4_HLEN) {
+            return VRNIC_PKT_ERR_IP_HDR;
+        }
+        p.ip_version = 4;
+    } else if (ethertype == VRNIC_ETHERTYPE_IPV6) {
+        const struct vrnic_ipv6_hdr *h = (const void *)ip;
+
+        if (avail < IPV6_HLEN) {
+            return VRNIC_PKT_ERR_RUNT;
+        }
+        if (VRNIC_FIELD_GET(VRNIC_IPV6_VER_MASK, vrnic_be32(h->vtf)) != 6) {
+            return VRNIC_PKT_ERR_IP_VERSION;
+        }
+        /* RoCEv2 carries no IPv6 extension headers. */
+        if (h->next_hdr != VRNIC_IPPROTO_UDP) {
+            return VRNIC_PKT_ERR_NOT_UDP;
+        }
+        hlen = IPV6_HLEN;
+        p.ip_version = 6;
+    } else {
+        return VRNIC_PKT_ERR_NOT_IP;
+    }
+    if (avail < hlen + UDP_HLEN) {
+        return VRNIC_PKT_ERR_RUNT;
+    }
+    udp = (const void *)(ip + hlen);
+    if (vrnic_be16(udp->dport) != VRNIC_ROCE_UDP_DPORT) {
+        return VRNIC_PKT_ERR_UDP_PORT;
+    }
+
+    /* 2. RoCEv2 from here on: every refusal is a drop. */
+    if (p.ip_version == 4) {
+        const struct vrnic_ipv4_hdr *h = (const void *)ip;
+
+        if (hlen != IPV4_HLEN || (vrnic_be16(h->frag_off) & VRNIC_IPV4_MF)) {
+            return VRNIC_PKT_ERR_IP_HDR;
+        }
+        if (csum_fold(csum_add(0, ip, IPV4_HLEN)) != 0xffff) {
+            return VRNIC_PKT_ERR_IP_CSUM;
+        }
+        ip_len = vrnic_be16(h->tot_len);
+        if (ip_len < IPV4_HLEN + UDP_HLEN) {
+            return VRNIC_PKT_ERR_LENGTH;
+        }
+    } else {
+        const struct vrnic_ipv6_hdr *h = (const void *)ip;
+
+        ip_len = IPV6_HLEN + vrnic_be16(h->payload_len);
+        if (ip_len < IPV6_HLEN + UDP_HLEN) {
+            return VRNIC_PKT_ERR_LENGTH;
+        }
+    }
+    if (ip_len > avail) {
+        return VRNIC_PKT_ERR_TRUNCATED;
+    }
+    udp_len = vrnic_be16(udp->len);
+    if (udp_len != ip_len - hlen) {
+        return VRNIC_PKT_ERR_LENGTH;
+    }
+    p.udp_check = vrnic_be16(udp->check);
+    if (p.udp_check &&
+        csum_fold(udp_csum_sum(ip, p.ip_version == 6, (const void *)udp,
+                               udp_len)) != 0xffff) {
+        return VRNIC_PKT_ERR_UDP_CSUM;
+    }
+    if (udp_len < UDP_HLEN + BTH_LEN + VRNIC_ICRC_SIZE) {
+        return VRNIC_PKT_ERR_HDR_LEN;
+    }
+
+    /* 3. BTH and the opcode's extension headers. */
+    bth = (const void *)(ip + hlen + UDP_HLEN);
+    p.hdr.bth.tver = VRNIC_FIELD_GET(VRNIC_BTH_TVER_MASK, bth->flags);
+    if (p.hdr.bth.tver != VRNIC_BTH_TVER) {
+        return VRNIC_PKT_ERR_TVER;
+    }
+    op = vrnic_pkt_opinfo(bth->opcode);
+    if (!op) {
+        return VRNIC_PKT_ERR_OPCODE;
+    }
+    if (udp_len < UDP_HLEN + op->hdr_len + VRNIC_ICRC_SIZE) {
+        return VRNIC_PKT_ERR_HDR_LEN;
+    }
+    /* Payload + pad: 4-byte aligned (headers all are), none without a
+     * payload, and the pad no longer than what follows the headers. */
+    rest = udp_len - UDP_HLEN - op->hdr_len - VRNIC_ICRC_SIZE;
+    p.hdr.bth.pad = VRNIC_FIELD_GET(VRNIC_BTH_PAD_MASK, bth->flags);
+    if (rest % 4 || (!(op->flags & VRNIC_OPF_PAYLOAD) &&
+                     (rest || p.hdr.bth.pad)) ||
+        p.hdr.bth.pad > rest) {
+        return VRNIC_PKT_ERR_PAD;
+    }
+
+    /* 4. The ICRC covers everything checked above. */
+    if (!vrnic_icrc_check(ip, ip_len)) {
+        return VRNIC_PKT_ERR_ICRC;
+    }
+
+    /* 5. Decode. */
+    p.op = op;
+    p.hdr.bth.opcode = bth->opcode;
+    p.hdr.bth.se = bth->flags & VRNIC_BTH_SE;
+    p.hdr.bth.mig = bth->flags & VRNIC_BTH_MIG;
+    p.hdr.bth.pkey = vrnic_be16(bth->pkey);
+    flags = vrnic_be32(bth->qpn);
+    p.hdr.bth.fecn = flags & VRNIC_BTH_FECN;
+    p.hdr.bth.becn = flags & VRNIC_BTH_BECN;
+    p.hdr.bth.dqpn = flags & VRNIC_IB_QPN_MASK;
+    flags = vrnic_be32(bth->apsn);
+    p.hdr.bth.ack_req = flags & VRNIC_BTH_ACKREQ;
+    p.hdr.bth.psn = flags & VRNIC_IB_PSN_MASK;
+    parse_ext((const uint8_t *)bth, op, &p.hdr);
+
+    memcpy(p.addr.dmac, eth->dmac, 6);
+    memcpy(p.addr.smac, eth->smac, 6);
+    if (p.ip_version == 4) {
+        const struct vrnic_ipv4_hdr *h = (const void *)ip;
+
+        memcpy(p.addr.sgid, vrnic_v4mapped_prefix, 12);
+        memcpy(p.addr.sgid + 12, h->saddr, 4);
+        memcpy(p.addr.dgid, vrnic_v4mapped_prefix, 12);
+        memcpy(p.addr.dgid + 12, h->daddr, 4);
+        p.addr.traffic_class = h->tos;
+        p.addr.hop_limit = h->ttl;
+        p.addr.ip_id = vrnic_be16(h->id);
+    } else {
+        const struct vrnic_ipv6_hdr *h = (const void *)ip;
+        uint32_t vtf = vrnic_be32(h->vtf);
+
+        memcpy(p.addr.sgid, h->saddr, 16);
+        memcpy(p.addr.dgid, h->daddr, 16);
+        p.addr.traffic_class = VRNIC_FIELD_GET(VRNIC_IPV6_TC_MASK, vtf);
+        p.addr.flow_label = VRNIC_FIELD_GET(VRNIC_IPV6_FLOW_MASK, vtf);
+        p.addr.hop_limit = h->hop_limit;
+    }
+    p.addr.udp_sport = vrnic_be16(udp->sport);
+
+    p.ip_off = ETH_HLEN;
+    p.ip_hdr_len = hlen;
+    p.bth_off = ETH_HLEN + hlen + UDP_HLEN;
+    p.payload_off = p.bth_off + op->hdr_len;
+    p.payload_len = rest - p.hdr.bth.pad;
+    p.len = ETH_HLEN + ip_len;
+    p.icrc = vrnic_icrc_get(ip, ip_len);
+    *pkt = p;
+    return VRNIC_PKT_OK;
+}
+
+void vrnic_pkt_grh(const uint8_t *frame, const VrnicPkt *pkt,
+                   uint8_t grh[VRNIC_GRH_LEN])
+{
+    if (pkt->ip_version == 6) {
+        memcpy(grh, frame + pkt->ip_off, VRNIC_GRH_LEN);
+    } else {
+        memset(grh, 0, VRNIC_GRH_LEN - IPV4_HLEN);
+        memcpy(grh + VRNIC_GRH_LEN - IPV4_HLEN, frame + pkt->ip_off,
+               IPV4_HLEN);
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Builder.
+ */
+static uint32_t build_pad(uint32_t payload_len)
+{
+    return -payload_len & 3;
+}
+
+size_t vrnic_pkt_frame_len(uint8_t opcode, bool ipv6, uint32_t payload_len)
+{
+    const VrnicOpInfo *op = vrnic_pkt_opinfo(opcode);
+    uint64_t n;
+
+    if (!op) {
+        return 0;
+    }
+    n = ETH_HLEN + (ipv6 ? IPV6_HLEN : IPV4_HLEN) + UDP_HLEN + op->hdr_len +
+        (uint64_t)payload_len + build_pad(payload_len) + VRNIC_ICRC_SIZE;
+    return MAX(n, VRNIC_ETH_ZLEN);
+}
+
+static void build_ext(uint8_t *p, const VrnicOpInfo *op, const VrnicPktHdrs *h)
+{
+    if (op->hdrs & VRNIC_HDR_DETH) {
+        struct vrnic_deth *d = (void *)p;
+
+        d->qkey = vrnic_be32(h->deth.qkey);
+        d->sqpn = vrnic_be32(h->deth.sqpn & VRNIC_IB_QPN_MASK);
+        p += sizeof(*d);
+    }
+    if (op->hdrs & VRNIC_HDR_RETH) {
+        struct vrnic_reth *r = (void *)p;
+
+        r->va = vrnic_be64(h->reth.va);
+        r->rkey = vrnic_be32(h->reth.rkey);
+        r->len = vrnic_be32(h->reth.len);
+        p += sizeof(*r);
+    }
+    if (op->hdrs & VRNIC_HDR_ATOMIC) {
+        struct vrnic_atomic_eth *a = (void *)p;
+
+        a->va = vrnic_be64(h->atomic.va);
+        a->rkey = vrnic_be32(h->atomic.rkey);
+        a->swap_add = vrnic_be64(h->atomic.swap_add);
+        a->compare = vrnic_be64(h->atomic.compare);
+        p += sizeof(*a);
+    }
+    if (op->hdrs & VRNIC_HDR_AETH) {
+        struct vrnic_aeth *a = (void *)p;
+
+        a->smsn = vrnic_be32(VRNIC_FIELD_PREP(VRNIC_AETH_SYN_MASK,
+                                              (uint32_t)h->aeth.syndrome) |
+                             VRNIC_FIELD_PREP(VRNIC_AETH_MSN_MASK,
+                                              h->aeth.msn));
+        p += sizeof(*a);
+    }
+    if (op->hdrs & VRNIC_HDR_ATOMIC_ACK) {
+        struct vrnic_atomic_ack_eth *a = (void *)p;
+
+        a->orig = vrnic_be64(h->atomic_orig);
+        p += sizeof(*a);
+    }
+    if (op->hdrs & VRNIC_HDR_IMM) {
+        struct vrnic_immdt *i = (void *)p;
+
+        i->imm = vrnic_be32(h->imm);
+        p += sizeof(*i);
+    }
+    if (op->hdrs & VRNIC_HDR_IETH) {
+        struct vrnic_ieth *i = (void *)p;
+
+        i->rkey = vrnic_be32(h->ieth_rkey);
+    }
+}
+
+size_t vrnic_pkt_build_hdrs(uint8_t *buf, size_t size, const VrnicPktAddr *av,
+                            const VrnicPktHdrs *h, uint32_t payload_len)
+{
+    const VrnicOpInfo *op = vrnic_pkt_opinfo(h->bth.opcode);
+    bool v4 = vrnic_gid_is_ipv4(av->dgid);
+    struct vrnic_eth_hdr *eth = (void *)buf;
+    uint8_t *ip = buf + ETH_HLEN;
+    size_t hlen = v4 ? IPV4_HLEN : IPV6_HLEN;
+    struct vrnic_udp_hdr *udp = (void *)(ip + hlen);
+    struct vrnic_bth *bth = (void *)(ip + hlen + UDP_HLEN);
+    uint32_t pad = build_pad(payload_len);
+    uint64_t udp_len;
+
+    if (!op || (payload_len && !(op->flags & VRNIC_OPF_PAYLOAD)) ||
+        v4 != vrnic_gid_is_ipv4(av->sgid)) {
+        return 0;
+    }
+    udp_len = UDP_HLEN + op->hdr_len + (uint64_t)payload_len + pad +
+              VRNIC_ICRC_SIZE;
+    /* IPv4 total length and IPv6 payload length are 16-bit. */
+    if ((v4 ? IPV4_HLEN : 0) + udp_len > UINT16_MAX ||
+        vrnic_pkt_frame_len(h->bth.opcode, !v4, payload_len) > size) {
+        return 0;
+    }
+
+    memcpy(eth->dmac, av->dmac, 6);
+    memcpy(eth->smac, av->smac, 6);
+    eth->ethertype = vrnic_be16(v4 ? VRNIC_ETHERTYPE_IPV4 :
+                                     VRNIC_ETHERTYPE_IPV6);
+    if (v4) {
+        struct vrnic_ipv4_hdr *h4 = (void *)ip;
+
+        h4->ver_ihl = VRNIC_IPV4_VER_IHL;
+        h4->tos = av->traffic_class;
+        h4->tot_len = vrnic_be16(IPV4_HLEN + udp_len);
+        h4->id = vrnic_be16(av->ip_id);
+        /* As rxe: never fragmented (RoCE packets fit the path MTU). */
+        h4->frag_off = vrnic_be16(VRNIC_IPV4_DF);
+        h4->ttl = av->hop_limit;
+        h4->protocol = VRNIC_IPPROTO_UDP;
+        h4->check = 0;
+        memcpy(h4->saddr, av->sgid + 12, 4);
+        memcpy(h4->daddr, av->dgid + 12, 4);
+        h4->check = vrnic_be16(
+            (uint16_t)~csum_fold(csum_add(0, ip, IPV4_HLEN)));
+    } else {
+        struct vrnic_ipv6_hdr *h6 = (void *)ip;
+
+        h6->vtf = vrnic_be32(VRNIC_FIELD_PREP(VRNIC_IPV6_VER_MASK, 6u) |
+                             VRNIC_FIELD_PREP(VRNIC_IPV6_TC_MASK,
+                                              (uint32_t)av->traffic_class) |
+                             VRNIC_FIELD_PREP(VRNIC_IPV6_FLOW_MASK,
+                                              av->flow_label));
+        h6->payload_len = vrnic_be16(udp_len);
+        h6->next_hdr = VRNIC_IPPROTO_UDP;
+        h6->hop_limit = av->hop_limit;
+        memcpy(h6->saddr, av->sgid, 16);
+        memcpy(h6->daddr, av->dgid, 16);
+    }
+    udp->sport = vrnic_be16(av->udp_sport);
+    udp->dport = vrnic_be16(VRNIC_ROCE_UDP_DPORT);
+    udp->len = vrnic_be16(udp_len);
+    /* 0 = no checksum: legal for RoCEv2 on IPv4 and IPv6 (rxe does the
+     * same); the ICRC protects the datagram end to end. */
+    udp->check = 0;
+
+    bth->opcode = h->bth.opcode;
+    bth->flags = (h->bth.se ? VRNIC_BTH_SE : 0) |
+                 (h->bth.mig ? VRNIC_BTH_MIG : 0) |
+                 VRNIC_FIELD_PREP(VRNIC_BTH_PAD_MASK, pad) |
+                 VRNIC_FIELD_PREP(VRNIC_BTH_TVER_MASK, VRNIC_BTH_TVER);
+    bth->pkey = vrnic_be16(h->bth.pkey);
+    bth->qpn = vrnic_be32((h->bth.fecn ? VRNIC_BTH_FECN : 0) |
+                          (h->bth.becn ? VRNIC_BTH_BECN : 0) |
+                          (h->bth.dqpn & VRNIC_IB_QPN_MASK));
+    bth->apsn = vrnic_be32((h->bth.ack_req ? VRNIC_BTH_ACKREQ : 0) |
+                           (h->bth.psn & VRNIC_IB_PSN_MASK));
+    build_ext((uint8_t *)bth + BTH_LEN, op, h);
+    return ETH_HLEN + hlen + UDP_HLEN + op->hdr_len;
+}
+
+size_t vrnic_pkt_finish(uint8_t *buf, size_t size)
+{
+    size_t ip_off, ip_len, end, hlen;
+    const struct vrnic_bth *bth;
+    unsigned pad;
+
+    if (!vrnic_icrc_locate(buf, size, &ip_off, &ip_len)) {
+        return 0;
+    }
+    hlen = (buf[ip_off] >> 4) == 4 ? IPV4_HLEN : IPV6_HLEN;
+    bth = (const void *)(buf + ip_off + hlen + UDP_HLEN);
+    pad = VRNIC_FIELD_GET(VRNIC_BTH_PAD_MASK, bth->flags);
+    end = ip_off + ip_len;
+    memset(buf + end - VRNIC_ICRC_SIZE - pad, 0, pad);
+    vrnic_icrc_set(buf + ip_off, ip_len);
+    if (end < VRNIC_ETH_ZLEN) {
+        if (size < VRNIC_ETH_ZLEN) {
+            return 0;
+        }
+        memset(buf + end, 0, VRNIC_ETH_ZLEN - end);
+        end = VRNIC_ETH_ZLEN;
+    }
+    return end;
+}
+
+size_t vrnic_pkt_build(uint8_t *buf, size_t size, const VrnicPktAddr *av,
+                       const VrnicPktHdrs *h, const void *payload,
+                       uint32_t payload_len)
+{
+    size_t off = vrnic_pkt_build_hdrs(buf, size, av, h, payload_len);
+
+    if (!off) {
+        return 0;
+    }
+    if (payload_len) {
+        memcpy(buf + off, payload, payload_len);
+    }
+    return vrnic_pkt_finish(buf, size);
+}

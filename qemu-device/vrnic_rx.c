@@ -1,0 +1,918 @@
+/*
+ * vrnic RoCEv2 receive side: routing frames to the RDMA engine, the
+ * loopback wire, and the responder (RC, UC, UD/GSI). Rules common to the
+ * transport are in vrnic_xport.h.
+ *
+ * Routing (vrnic_rx_route, from the Ethernet receive path after the MAC
+ * filter): an IPv4/IPv6 UDP frame to port 4791 whose destination IP is
+ * one of the port's GIDs (::ffff:a.b.c.d for IPv4) belongs to the RDMA
+ * engine; everything else stays on the Ethernet RX ring. The codec then
+ * parses it (lengths, checksums, opcode, ICRC); a frame it refuses is
+ * dropped and counted (rdma_rx_icrc_err, rdma_rx_malformed) and traced -
+ * a bad wire packet is never a guest error.
+ *
+ * Loopback: a frame the transport addresses to one of the device's own
+ * GIDs is not sent on the wire but queued (VRNIC_LOOP_SLOTS frames) and
+ * received from the queue bottom half, so a QP can talk to a QP on the same
+ * device without re-entering the core. A full queue holds the sender back
+ * (nothing is dropped).
+ *
+ * Checks on every packet, in order (failures drop + count + trace): QP
+ * exists (DestQP; 1 = GSI) and its type fits the opcode's transport
+ * (RC, UC, UD for UD and GSI), P_Key is the default (low 15 bits all
+ * ones), the QP state (responses: RTS/SQD/SQE; requests: RTR and later),
+ * then for UD the Q_Key (a mismatch is counted in rdma_rx_qkey_mismatch,
+ * no CQE) and for RC/UC the PSN (vrnic_xport.h) and the opcode sequence.
+ *
+ * Responder, per operation:
+ *  - SEND: a receive WQE (RQ, or the SRQ) is taken at FIRST/ONLY and held
+ *    until LAST; none: RC sends an RNR NAK (timer = min_rnr_timer) and
+ *    drops the packet, UC/UD drop it (rdma_rx_no_wqe). Payload is scattered
+ *    through the WQE's SGEs (LOCAL_WRITE checked): a key failure completes
+ *    the WQE with LOC_PROT_ERR (RC: NAK REMOTE_OPERATIONAL), too much data
+ *    with LOC_LEN_ERR (RC: NAK INVALID_REQUEST); either moves the QP to
+ *    ERR, except that UD completes LOC_LEN_ERR and stays up. The receive
+ *    CQE: RECV, byte_len, imm_data (IMM flag), the invalidated rkey (INV
+ *    flag; the MR itself is not invalidated: the device has no FRWR state
+ *    yet), SOLICITED when the last packet had SE; UD adds src_qp, GRH flag,
+ *    network_hdr_type, and puts the 40-byte GRH area first (byte_len
+ *    includes it).
+ *  - WRITE: RETH checked at FIRST/ONLY against the QP's REMOTE_WRITE right
+ *    and with vrnic_mr_check (REMOTE_WRITE, whole length) - skipped for a
+ *    zero-length WRITE (C9-88); a failure is NAK REMOTE_ACCESS (UC: the
+ *    message is dropped). WRITE_IMM consumes a receive WQE at its last
+ *    packet and completes RECV_RDMA_WITH_IMM with byte_len = the length.
+ *  - READ: QP REMOTE_READ right + vrnic_mr_check (REMOTE_READ), skipped for
+ *    length 0; at most max_dest_rd_atomic (0 counts as 1) READ/atomics
+ *    queued, more is NAK INVALID_REQUEST. The response stream (FIRST/
+ *    MIDDLE/LAST or ONLY; AETH on all but MIDDLE) leaves from the queue.
+ *  - Atomics: 8-byte aligned address (else NAK INVALID_REQUEST), QP
+ *    REMOTE_ATOMIC right + vrnic_mr_check (REMOTE_ATOMIC, 8 bytes);
+ *    executed at once (see vrnic_xport.h on atomicity), ATOMIC ACK with the
+ *    original value.
+ *  - Payload sizes: FIRST/MIDDLE carry exactly one path MTU, LAST/ONLY at
+ *    most one; a WRITE's packets must add up to the RETH length. Violations
+ *    and out-of-sequence opcodes are NAK INVALID_REQUEST (RC; UC drops).
+ * After sending an error NAK the RC responder moves its QP to ERR.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "vrnic_core_int.h"
+#include "vrnic_xport.h"
+
+#define VRNIC_RESP_BUDGET   64      /* response packets per drain */
+
+/* ---- loopback wire ------------------------------------------------------ */
+
+void vrnic_loop_init(VrnicCore *core)
+{
+    core->loop = g_new0(VrnicLoop, 1);
+}
+
+void vrnic_loop_uninit(VrnicCore *core)
+{
+    g_free(core->loop);
+    core->loop = NULL;
+}
+
+void vrnic_loop_reset(VrnicCore *core)
+{
+    core->loop->head = core->loop->tail = 0;
+}
+
+bool vrnic_loop_has_room(VrnicCore *core)
+{
+    return core->loop->tail - core->loop->head < VRNIC_LOOP_SLOTS;
+}
+
+void vrnic_loop_put(VrnicCore *core, const uint8_t *frame, size_t len)
+{
+    VrnicLoop *l = core->loop;
+    uint32_t slot = l->tail % VRNIC_LOOP_SLOTS;
+
+    assert(vrnic_loop_has_room(core) && len <= VRNIC_XPORT_FRAME);
+    memcpy(l->frame[slot], frame, len);
+    l->len[slot] = len;
+    l->tail++;
+    core->ops->kick(core->opaque, VRNIC_WORK_QUEUES);
+}
+
+void vrnic_loop_process(VrnicCore *core)
+{
+    VrnicLoop *l = core->loop;
+    uint8_t frame[VRNIC_XPORT_FRAME];
+    unsigned n = 0;
+
+    while (l->head != l->tail && n++ < VRNIC_LOOP_SLOTS) {
+        uint32_t slot = l->head % VRNIC_LOOP_SLOTS;
+        uint32_t len = l->len[slot];
+
+        /* Dequeue first: handling the frame may queue answers. */
+        memcpy(frame, l->frame[slot], len);
+        l->head++;
+        core->stats.rdma_loop_pkts++;
+        vrnic_rx_frame(core, frame, len);
+    }
+    if (l->head != l->tail) {
+        core->ops->kick(core->opaque, VRNIC_WORK_QUEUES);
+    }
+}
+
+/* ---- routing -------------------------------------------------------------- */
+
+static bool vrnic_rx_is_our_gid(const VrnicCore *core, const uint8_t *gid)
+{
+    for (uint32_t i = 0; i < core->cfg.gid_tbl_len; i++) {
+        if (core->gids[i].type && !memcmp(core->gids[i].gid, gid, 16)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool vrnic_rx_route(VrnicCore *core, const uint8_t *frame, size_t len)
+{
+    static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+    const struct vrnic_udp_hdr *udp;
+    size_t ip_off, ip_len, hlen;
+    uint8_t gid[16];
+
+    if (!vrnic_icrc_locate(frame, len, &ip_off, &ip_len)) {
+        return false;
+    }
+    if ((frame[ip_off] >> 4) == 4) {
+        hlen = (frame[ip_off] & 0xf) * 4;
+        memcpy(gid, v4mapped, 12);
+        memcpy(gid + 12, frame + ip_off + 16, 4);
+    } else {
+        hlen = sizeof(struct vrnic_ipv6_hdr);
+        memcpy(gid, frame + ip_off + 24, 16);
+    }
+    if (hlen < 20 || hlen + sizeof(*udp) > ip_len) {
+        return false;
+    }
+    udp = (const void *)(frame + ip_off + hlen);
+    if (vrnic_be16(udp->dport) != VRNIC_ROCE_UDP_DPORT ||
+        !vrnic_rx_is_our_gid(core, gid)) {
+        return false;
+    }
+    vrnic_rx_frame(core, frame, len);
+    return true;
+}
+
+/* ---- responder output queue ------------------------------------------ */
+
+/* IBTA 9.7.5.1 credit codes: the largest code whose count <= n. */
+static uint8_t vrnic_credit_code(uint32_t n)
+{
+    static const uint16_t count[31] = {
+        0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384,
+        512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384,
+        24576, 32768,
+    };
+    uint8_t c = 0;
+
+    while (c < 30 && count[c + 1] <= n) {
+        c++;
+    }
+    return c;
+}
+
+static uint8_t vrnic_ack_syndrome(const VrnicQp *qp)
+{
+    uint32_t credits;
+
+    if (qp->srqn) {
+        credits = VRNIC_AETH_CREDITS_INVALID;
+    } else if (!qp->rq.log_depth) {
+        credits = 0;
+    } else {
+        credits = vrnic_credit_code((uint16_t)(qp->rq.pi - qp->rq.ci));
+    }
+    return VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_ACK) | credits;
+}
+
+static VrnicResp *vrnic_resp_push(VrnicXport *x)
+{
+    VrnicResp *e;
+
+    if (x->q_tail - x->q_head >= x->q_size) {
+        return NULL;    /* bounded by rd_pending + coalescing: not reached */
+    }
+    e = &x->q[x->q_tail % x->q_size];
+    memset(e, 0, sizeof(*e));
+    x->q_tail++;
+    return e;
+}
+
+static void vrnic_resp_ack(VrnicQp *qp, uint32_t psn, bool nak, uint8_t syn)
+{
+    VrnicXport *x = qp->x;
+    VrnicResp *e = NULL;
+
+    if (!nak && x->q_tail != x->q_head) {
+        e = &x->q[(x->q_tail - 1) % x->q_size];
+        if (e->kind != VRNIC_RESP_ACK || e->nak) {
+            e = NULL;   /* only a plain ACK coalesces */
+        }
+    }
+    if (!e) {
+        e = vrnic_resp_push(x);
+        if (!e) {
+            return;
+        }
+    }
+    e->kind = VRNIC_RESP_ACK;
+    e->nak = nak;
+    e->syndrome = syn;
+    e->psn = psn;
+    e->msn = x->msn;
+}
+
+static bool vrnic_resp_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                            VrnicPktHdrs *h, const uint8_t *payload,
+                            uint32_t plen, VrnicMr *mr, uint64_t va)
+{
+    uint8_t frame[VRNIC_XPORT_FRAME];
+    VrnicPktAddr a;
+    size_t off, flen;
+    bool loop;
+
+    if (!vrnic_xport_addr(core, &qp->attr.av, qpn,
+                          le32_to_cpu(qp->attr.dest_qpn), &a, &loop)) {
+        return true;    /* no usable source GID: nothing can leave */
+    }
+    if (!vrnic_xport_can_send(core, loop)) {
+        core->ip_id--;
+        return false;
+    }
+    h->bth.pkey = 0xffff;
+    h->bth.dqpn = le32_to_cpu(qp->attr.dest_qpn) & VRNIC_IB_QPN_MASK;
+    off = vrnic_pkt_build_hdrs(frame, sizeof(frame), &a, h, plen);
+    if (!off) {
+        return true;
+    }
+    if (mr && plen && !vrnic_mr_rw(core, mr, va, frame + off, plen, false)) {
+        memset(frame + off, 0, plen);   /* the MR's pages went away */
+    }
+    flen = vrnic_pkt_finish(frame, sizeof(frame));
+    if (h->bth.opcode == VRNIC_OP(RC, ACK) ||
+        h->bth.opcode == VRNIC_OP(RC, ATOMIC_ACK)) {
+        trace_vrnic_rx_ack_send(qpn, h->bth.psn, h->aeth.syndrome,
+                                h->aeth.msn);
+    }
+    trace_vrnic_tx_pkt(qpn, h->bth.opcode, h->bth.psn, plen, loop);
+    vrnic_xport_output(core, qpn, frame, flen, loop);
+    return true;
+}
+
+void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
+{
+    VrnicXport *x = qp->x;
+    uint32_t pmtu = vrnic_xport_pmtu(core, qp);
+    unsigned budget = VRNIC_RESP_BUDGET;
+
+    while (x->q_head != x->q_tail) {
+        VrnicResp *e = &x->q[x->q_head % x->q_size];
+        VrnicPktHdrs h;
+
+        if (!budget--) {
+            vrnic_qp_set_pending(core, qp, true);
+            return;
+        }
+        memset(&h, 0, sizeof(h));
+        h.aeth.msn = e->msn;
+        h.aeth.syndrome = e->nak ? e->syndrome : vrnic_ack_syndrome(qp);
+        if (e->kind == VRNIC_RESP_ACK || e->kind == VRNIC_RESP_ATOMIC) {
+            h.bth.opcode = e->kind == VRNIC_RESP_ACK ?
+                           VRNIC_OP(RC, ACK) : VRNIC_OP(RC, ATOMIC_ACK);
+            h.bth.psn = e->psn;
+            h.atomic_orig = e->orig;
+            if (!vrnic_resp_send(core, qpn, qp, &h, NULL, 0, NULL, 0)) {
+                vrnic_qp_set_pending(core, qp, true);
+                return;
+            }
+            if (e->kind == VRNIC_RESP_ATOMIC && x->rd_pending) {
+                x->rd_pending--;
+            }
+            x->q_head++;
+            continue;
+        } else {
+            uint32_t idx = e->off / pmtu;
+            uint32_t plen = MIN(pmtu, e->len - e->off);
+            bool first = e->off == 0;
+            bool last = e->off + plen == e->len;
+            VrnicMr *mr = NULL;
+
+            h.bth.opcode = first && last ? VRNIC_OP(RC, READ_RESP_ONLY) :
+                           first ? VRNIC_OP(RC, READ_RESP_FIRST) :
+                           last ? VRNIC_OP(RC, READ_RESP_LAST) :
+                                  VRNIC_OP(RC, READ_RESP_MIDDLE);
+            h.bth.psn = vrnic_psn_add(e->psn, idx);
+            if (plen && vrnic_mr_check(core, e->rkey, qp->pdn,
+                                       VRNIC_ACCESS_REMOTE_READ, e->va + e->off,
+                                       plen, &mr)) {
+                /* Deregistered under the stream: access error. */
+                h.bth.opcode = VRNIC_OP(RC, ACK);
+                h.aeth.syndrome =
+                    VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_NAK) |
+                    VRNIC_NAK_REM_ACCESS;
+                vrnic_resp_send(core, qpn, qp, &h, NULL, 0, NULL, 0);
+                core->stats.rdma_naks_sent++;
+                vrnic_qp_error(core, qpn);
+                return;
+            }
+            if (!vrnic_resp_send(core, qpn, qp, &h, NULL, plen, mr,
+                                 e->va + e->off)) {
+                vrnic_qp_set_pending(core, qp, true);
+                return;
+            }
+            e->off += plen;
+            if (last) {
+                if (x->rd_pending) {
+                    x->rd_pending--;
+                }
+                x->q_head++;
+            }
+        }
+    }
+}
+
+/* ---- receive WQEs ---------------------------------------------------------- */
+
+static bool vrnic_rx_get_rwqe(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
+{
+    VrnicXport *x = qp->x;
+
+    if (x->have_rwqe) {
+        return true;
+    }
+    if (qp->srqn) {
+        VrnicSrq *srq = vrnic_srq_get(core, qp->srqn);
+
+        if (!srq) {
+            return false;
+        }
+        x->rwqe_size = 1u << srq->wq.wqe_shift;
+        if (!vrnic_srq_take(core, qp->srqn, x->rwqe, x->rwqe_size)) {
+            return false;
+        }
+        x->rwqe_srq = true;
+    } else {
+        uint64_t off;
+
+        if (!qp->rq.log_depth || qp->rq.ci == qp->rq.pi) {
+            return false;
+        }
+        x->rwqe_size = 1u << qp->rq.wqe_shift;
+        off = qp->rq.offset + ((uint64_t)(qp->rq.ci &
+                               ((1u << qp->rq.log_depth) - 1)) <<
+                               qp->rq.wqe_shift);
+        if (!vrnic_mem_read_at(core, &qp->mem, off, x->rwqe, x->rwqe_size)) {
+            vrnic_qp_fatal(core, qpn, "receive WQE unreadable");
+            return false;
+        }
+        x->rwqe_srq = false;
+    }
+    x->have_rwqe = true;
+    return true;
+}
+
+/* Scatter len bytes at message offset off into the held receive WQE. */
+static uint8_t vrnic_rx_scatter(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                                uint64_t off, const uint8_t *buf, uint32_t len)
+{
+    VrnicXport *x = qp->x;
+    uint32_t max = qp->srqn ? vrnic_srq_get(core, qp->srqn)->max_sge :
+                              qp->max_recv_sge;
+    uint32_t n = x->rhdr.num_sge;
+
+    if (n > max || sizeof(struct vrnic_recv_wqe) +
+        n * sizeof(struct vrnic_sge) > x->rwqe_size) {
+        VRNIC_GUEST_ERR(core, vrnic_err_wqe, "qpn %u WQE %u: %s", qpn,
+                        qp->rq.ci, "receive num_sge");
+        return VRNIC_WC_LOC_QP_OP_ERR;
+    }
+    for (uint32_t i = 0; i < n && len; i++) {
+        struct vrnic_sge g;
+        uint32_t glen, chunk;
+        VrnicMr *mr;
+
+        memcpy(&g, x->rwqe + sizeof(struct vrnic_recv_wqe) + i * sizeof(g),
+               sizeof(g));
+        glen = le32_to_cpu(g.length);
+        if (off >= glen) {
+            off -= glen;
+            continue;
+        }
+        chunk = MIN(glen - off, len);
+        if (vrnic_mr_check(core, le32_to_cpu(g.lkey), qp->pdn,
+                           VRNIC_ACCESS_LOCAL_WRITE, le64_to_cpu(g.addr) + off,
+                           chunk, &mr) ||
+            !vrnic_mr_rw(core, mr, le64_to_cpu(g.addr) + off, (void *)buf,
+                         chunk, true)) {
+            return VRNIC_WC_LOC_PROT_ERR;
+        }
+        buf += chunk;
+        len -= chunk;
+        off = 0;
+    }
+    return len ? VRNIC_WC_LOC_LEN_ERR : VRNIC_WC_SUCCESS;
+}
+
+/* Complete the held receive WQE and release it. */
+static void vrnic_rx_complete(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                              struct vrnic_cqe *e)
+{
+    VrnicXport *x = qp->x;
+
+    e->wr_id = x->rhdr.wr_id;
+    e->qpn = cpu_to_le32(qpn);
+    trace_vrnic_rx_recv_done(qpn, le64_to_cpu(e->wr_id), e->status,
+                             le32_to_cpu(e->byte_len));
+    x->have_rwqe = false;
+    if (!x->rwqe_srq) {
+        qp->rq.ci++;
+    }
+    vrnic_cq_post(core, qp->recv_cqn, e);
+}
+
+/* ---- responder ----------------------------------------------------------- */
+
+static void vrnic_rx_drop(VrnicCore *core, uint64_t *counter, uint32_t qpn,
+                          uint32_t psn, const char *why)
+{
+    (*counter)++;
+    trace_vrnic_rx_drop(qpn, psn, why);
+}
+
+static uint8_t vrnic_nak_syn(uint8_t code)
+{
+    return VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_NAK) | code;
+}
+
+/* RC: NAK with an error code and move to ERR; the receive WQE held for
+ * the message (if any) completes with status. UC: drop the message. */
+static void vrnic_rx_fail(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                          uint32_t psn, uint8_t nak, uint8_t status,
+                          const char *why)
+{
+    VrnicXport *x = qp->x;
+
+    trace_vrnic_rx_drop(qpn, psn, why);
+    if (x->have_rwqe && status != VRNIC_WC_SUCCESS) {
+        struct vrnic_cqe e = { .opcode = VRNIC_CQE_OP_RECV, .status = status };
+
+        vrnic_rx_complete(core, qpn, qp, &e);
+    }
+    x->in_msg = VRNIC_MSG_NONE;
+    if (qp->type != VRNIC_QP_TYPE_RC) {
+        core->stats.rdma_rx_bad_opcode++;
+        if (status != VRNIC_WC_SUCCESS) {
+            vrnic_qp_error(core, qpn);
+        }
+        return;
+    }
+    core->stats.rdma_naks_sent++;
+    vrnic_resp_ack(qp, psn, true, vrnic_nak_syn(nak));
+    vrnic_resp_drain(core, qpn, qp);
+    vrnic_qp_error(core, qpn);
+}
+
+static void vrnic_rx_ud(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                        const uint8_t *frame, const VrnicPkt *pkt)
+{
+    uint8_t grh[VRNIC_GRH_LEN];
+    struct vrnic_cqe e = { .opcode = VRNIC_CQE_OP_RECV };
+    uint32_t psn = pkt->hdr.bth.psn;
+
+    if (pkt->hdr.deth.qkey != le32_to_cpu(qp->attr.qkey)) {
+        vrnic_rx_drop(core, &core->stats.rdma_rx_qkey_mismatch, qpn, psn,
+                      "Q_Key mismatch");
+        return;
+    }
+    if (!vrnic_rx_get_rwqe(core, qpn, qp)) {
+        vrnic_rx_drop(core, &core->stats.rdma_rx_no_wqe, qpn, psn,
+                      "no receive WQE");
+        return;
+    }
+    vrnic_pkt_grh(frame, pkt, grh);
+    e.status = vrnic_rx_scatter(core, qpn, qp, 0, grh, sizeof(grh));
+    if (e.status == VRNIC_WC_SUCCESS) {
+        e.status = vrnic_rx_scatter(core, qpn, qp, sizeof(grh),
+                                    frame + pkt->payload_off,
+                                    pkt->payload_len);
+    }
+    e.byte_len = cpu_to_le32(sizeof(grh) + pkt->payload_len);
+    e.src_qp = cpu_to_le32(pkt->hdr.deth.sqpn & VRNIC_IB_QPN_MASK);
+    e.flags = VRNIC_CQE_FLAG_GRH;
+    e.network_hdr_type = pkt->ip_version == 4 ? VRNIC_NET_TYPE_IPV4 :
+                                                VRNIC_NET_TYPE_IPV6;
+    if (pkt->op->hdrs & VRNIC_HDR_IMM) {
+        uint32_t raw = vrnic_be32(pkt->hdr.imm);
+
+        memcpy(&e.imm_data, &raw, sizeof(raw));
+        e.flags |= VRNIC_CQE_FLAG_IMM;
+    }
+    if (pkt->hdr.bth.se) {
+        e.flags |= VRNIC_CQE_FLAG_SOLICITED;
+    }
+    vrnic_rx_complete(core, qpn, qp, &e);
+    if (e.status == VRNIC_WC_LOC_PROT_ERR ||
+        e.status == VRNIC_WC_LOC_QP_OP_ERR) {
+        vrnic_qp_error(core, qpn);
+    }
+}
+
+/* The RETH/AtomicETH target: QP right, then the MR. Zero length passes. */
+static bool vrnic_rx_rkey_ok(VrnicCore *core, VrnicQp *qp, uint32_t right,
+                             uint32_t rkey, uint64_t va, uint64_t len)
+{
+    if (!len) {
+        return true;    /* C9-88: no R_Key check for zero-length */
+    }
+    if (!(le32_to_cpu(qp->attr.access) & right)) {
+        trace_vrnic_rx_drop(0, 0, "QP lacks the remote right");
+        return false;
+    }
+    return vrnic_mr_check(core, rkey, qp->pdn, right, va, len, NULL) ==
+           VRNIC_MR_OK;
+}
+
+/* RC/UC PSN check; true when the packet is the expected one. */
+static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                         const VrnicPkt *pkt)
+{
+    VrnicXport *x = qp->x;
+    uint32_t psn = pkt->hdr.bth.psn;
+    int32_t d = vrnic_psn_diff(psn, x->epsn);
+    uint8_t op = pkt->hdr.bth.opcode & ~VRNIC_IB_TRANSPORT_MASK;
+
+    if (d == 0) {
+        return true;
+    }
+    if (qp->type == VRNIC_QP_TYPE_UC) {
+        if (pkt->op->flags & VRNIC_OPF_FIRST) {
+            x->in_msg = VRNIC_MSG_NONE;     /* abandon the partial one */
+            x->epsn = psn;
+            return true;
+        }
+        x->in_msg = VRNIC_MSG_NONE;
+        vrnic_rx_drop(core, &core->stats.rdma_rx_psn_gap, qpn, psn,
+                      "UC PSN gap: rest of the message dropped");
+        return false;
+    }
+    if (d > 0 && d <= (int32_t)VRNIC_PSN_WINDOW) {
+        vrnic_rx_drop(core, &core->stats.rdma_rx_psn_gap, qpn, psn,
+                      "PSN gap");
+        if (!x->nak_seq_sent) {
+            x->nak_seq_sent = true;
+            core->stats.rdma_naks_sent++;
+            vrnic_resp_ack(qp, x->epsn, true, vrnic_nak_syn(VRNIC_NAK_PSN_SEQ));
+            vrnic_resp_drain(core, qpn, qp);
+        }
+        return false;
+    }
+    if (d < 0 && d >= -(int32_t)VRNIC_PSN_WINDOW) {
+        vrnic_rx_drop(core, &core->stats.rdma_rx_dup, qpn, psn, "duplicate");
+        if (op == VRNIC_IB_READ_REQ) {
+            /* Served again from memory; MSN and ePSN do not move. */
+            if (vrnic_rx_rkey_ok(core, qp, VRNIC_ACCESS_REMOTE_READ,
+                                 pkt->hdr.reth.rkey, pkt->hdr.reth.va,
+                                 pkt->hdr.reth.len)) {
+                VrnicResp *e = vrnic_resp_push(x);
+
+                if (e) {
+                    e->kind = VRNIC_RESP_READ;
+                    e->psn = psn;
+                    e->msn = x->msn;
+                    e->va = pkt->hdr.reth.va;
+                    e->rkey = pkt->hdr.reth.rkey;
+                    e->len = pkt->hdr.reth.len;
+                }
+            }
+        } else if (!(pkt->op->flags & VRNIC_OPF_ATOMIC)) {
+            vrnic_resp_ack(qp, vrnic_psn_add(x->epsn, VRNIC_IB_PSN_MASK),
+                           false, 0);
+        }
+        vrnic_resp_drain(core, qpn, qp);
+        return false;
+    }
+    vrnic_rx_drop(core, &core->stats.rdma_rx_psn_window, qpn, psn,
+                  "PSN out of window");
+    return false;
+}
+
+static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                        const uint8_t *frame, const VrnicPkt *pkt)
+{
+    VrnicXport *x = qp->x;
+    const VrnicOpInfo *oi = pkt->op;
+    uint32_t psn = pkt->hdr.bth.psn;
+    uint32_t pmtu = vrnic_xport_pmtu(core, qp);
+    uint32_t plen = pkt->payload_len;
+    const uint8_t *payload = frame + pkt->payload_off;
+    bool rc = qp->type == VRNIC_QP_TYPE_RC;
+    bool first = oi->flags & VRNIC_OPF_FIRST, last = oi->flags & VRNIC_OPF_LAST;
+    uint8_t kind = (oi->flags & VRNIC_OPF_SEND) ? VRNIC_MSG_SEND :
+                   (oi->flags & VRNIC_OPF_WRITE) ? VRNIC_MSG_WRITE :
+                   VRNIC_MSG_NONE;
+    uint8_t sts;
+
+    if (!vrnic_rx_psn(core, qpn, qp, pkt)) {
+        return;
+    }
+    x->nak_seq_sent = false;
+    /* Opcode sequence: a message in progress continues with its kind. */
+    if (x->in_msg != VRNIC_MSG_NONE && (first || kind != x->in_msg)) {
+        if (!rc && first) {
+            x->in_msg = VRNIC_MSG_NONE;     /* UC: a new message starts */
+        } else {
+            vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ,
+                          VRNIC_WC_SUCCESS, "opcode out of sequence");
+            return;
+        }
+    }
+    if (x->in_msg == VRNIC_MSG_NONE && !first && kind != VRNIC_MSG_NONE) {
+        if (!rc) {
+            vrnic_rx_drop(core, &core->stats.rdma_rx_psn_gap, qpn, psn,
+                          "UC: middle of a dropped message");
+            x->epsn = vrnic_psn_add(psn, 1);
+            return;
+        }
+        vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ, VRNIC_WC_SUCCESS,
+                      "MIDDLE/LAST without FIRST");
+        return;
+    }
+    if ((oi->flags & VRNIC_OPF_PAYLOAD) &&
+        (last ? plen > pmtu : plen != pmtu)) {
+        vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ,
+                      VRNIC_WC_SUCCESS, "payload length vs path MTU");
+        return;
+    }
+
+    if (kind == VRNIC_MSG_SEND) {
+        if (first) {
+            if (!vrnic_rx_get_rwqe(core, qpn, qp)) {
+                if (!rc) {
+                    vrnic_rx_drop(core, &core->stats.rdma_rx_no_wqe, qpn, psn,
+                                  "no receive WQE");
+                    return;
+                }
+                /* RNR NAK: the requester retries later (next issue). */
+                trace_vrnic_rx_drop(qpn, psn, "no receive WQE: RNR NAK");
+                core->stats.rdma_rnr_naks_sent++;
+                core->stats.rdma_naks_sent++;
+                vrnic_resp_ack(qp, psn, true,
+                               VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK,
+                                                VRNIC_AETH_RNR_NAK) |
+                               (qp->attr.min_rnr_timer & 0x1f));
+                vrnic_resp_drain(core, qpn, qp);
+                return;
+            }
+            x->rcv_off = 0;
+            x->in_msg = VRNIC_MSG_SEND;
+        }
+        sts = vrnic_rx_scatter(core, qpn, qp, x->rcv_off, payload, plen);
+        if (sts != VRNIC_WC_SUCCESS) {
+            vrnic_rx_fail(core, qpn, qp, psn,
+                          sts == VRNIC_WC_LOC_LEN_ERR ? VRNIC_NAK_INV_REQ :
+                                                        VRNIC_NAK_REM_OP,
+                          sts, "receive buffer");
+            return;
+        }
+        x->rcv_off += plen;
+        if (last) {
+            struct vrnic_cqe e = {
+                .opcode = VRNIC_CQE_OP_RECV,
+                .byte_len = cpu_to_le32(x->rcv_off),
+            };
+
+            if (oi->hdrs & VRNIC_HDR_IMM) {
+                uint32_t raw = vrnic_be32(pkt->hdr.imm);
+
+                memcpy(&e.imm_data, &raw, sizeof(raw));
+                e.flags |= VRNIC_CQE_FLAG_IMM;
+            } else if (oi->hdrs & VRNIC_HDR_IETH) {
+                e.imm_data = cpu_to_le32(pkt->hdr.ieth_rkey);
+                e.flags |= VRNIC_CQE_FLAG_INV;
+            }
+            if (pkt->hdr.bth.se) {
+                e.flags |= VRNIC_CQE_FLAG_SOLICITED;
+            }
+            vrnic_rx_complete(core, qpn, qp, &e);
+            x->in_msg = VRNIC_MSG_NONE;
+            x->msn = vrnic_psn_add(x->msn, 1);
+        }
+    } else if (kind == VRNIC_MSG_WRITE) {
+        VrnicMr *mr;
+
+        if (first) {
+            if (!vrnic_rx_rkey_ok(core, qp, VRNIC_ACCESS_REMOTE_WRITE,
+                                  pkt->hdr.reth.rkey, pkt->hdr.reth.va,
+                                  pkt->hdr.reth.len)) {
+                vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
+                              VRNIC_WC_SUCCESS, "WRITE R_Key/access/bounds");
+                return;
+            }
+            x->wr_va = pkt->hdr.reth.va;
+            x->wr_rkey = pkt->hdr.reth.rkey;
+            x->wr_len = pkt->hdr.reth.len;
+            x->rcv_off = 0;
+            x->in_msg = VRNIC_MSG_WRITE;
+        }
+        if ((uint64_t)x->rcv_off + plen > x->wr_len ||
+            (last && x->rcv_off + plen != x->wr_len)) {
+            vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ,
+                          VRNIC_WC_SUCCESS, "WRITE length vs RETH");
+            return;
+        }
+        if ((oi->hdrs & VRNIC_HDR_IMM) && !vrnic_rx_get_rwqe(core, qpn, qp)) {
+            if (!rc) {
+                x->in_msg = VRNIC_MSG_NONE;
+                vrnic_rx_drop(core, &core->stats.rdma_rx_no_wqe, qpn, psn,
+                              "no receive WQE");
+                return;
+            }
+            trace_vrnic_rx_drop(qpn, psn, "no receive WQE: RNR NAK");
+            core->stats.rdma_rnr_naks_sent++;
+            core->stats.rdma_naks_sent++;
+            vrnic_resp_ack(qp, psn, true,
+                           VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK,
+                                            VRNIC_AETH_RNR_NAK) |
+                           (qp->attr.min_rnr_timer & 0x1f));
+            vrnic_resp_drain(core, qpn, qp);
+            return;
+        }
+        if (plen) {
+            if (vrnic_mr_check(core, x->wr_rkey, qp->pdn,
+                               VRNIC_ACCESS_REMOTE_WRITE,
+                               x->wr_va + x->rcv_off, plen, &mr) ||
+                !vrnic_mr_rw(core, mr, x->wr_va + x->rcv_off, (void *)payload,
+                             plen, true)) {
+                vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
+                              VRNIC_WC_SUCCESS, "WRITE target went away");
+                return;
+            }
+        }
+        x->rcv_off += plen;
+        if (last) {
+            if (oi->hdrs & VRNIC_HDR_IMM) {
+                struct vrnic_cqe e = {
+                    .opcode = VRNIC_CQE_OP_RECV_RDMA_WITH_IMM,
+                    .byte_len = cpu_to_le32(x->wr_len),
+                    .flags = VRNIC_CQE_FLAG_IMM,
+                };
+                uint32_t raw = vrnic_be32(pkt->hdr.imm);
+
+                memcpy(&e.imm_data, &raw, sizeof(raw));
+                if (pkt->hdr.bth.se) {
+                    e.flags |= VRNIC_CQE_FLAG_SOLICITED;
+                }
+                vrnic_rx_complete(core, qpn, qp, &e);
+            }
+            x->in_msg = VRNIC_MSG_NONE;
+            x->msn = vrnic_psn_add(x->msn, 1);
+        }
+    } else if (rc && (oi->flags & (VRNIC_OPF_READ | VRNIC_OPF_ATOMIC))) {
+        bool read = oi->flags & VRNIC_OPF_READ;
+        VrnicResp *e;
+
+        if (x->rd_pending >= MAX(qp->attr.max_dest_rd_atomic, 1)) {
+            vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ,
+                          VRNIC_WC_SUCCESS, "too many READ/atomics");
+            return;
+        }
+        if (read) {
+            if (!vrnic_rx_rkey_ok(core, qp, VRNIC_ACCESS_REMOTE_READ,
+                                  pkt->hdr.reth.rkey, pkt->hdr.reth.va,
+                                  pkt->hdr.reth.len)) {
+                vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
+                              VRNIC_WC_SUCCESS, "READ R_Key/access/bounds");
+                return;
+            }
+            e = vrnic_resp_push(x);
+            e->kind = VRNIC_RESP_READ;
+            e->va = pkt->hdr.reth.va;
+            e->rkey = pkt->hdr.reth.rkey;
+            e->len = pkt->hdr.reth.len;
+            x->epsn = vrnic_psn_add(psn, vrnic_read_psns(e->len, pmtu));
+        } else {
+            uint64_t va = pkt->hdr.atomic.va, val;
+            VrnicMr *mr;
+
+            if (va & 7) {
+                vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ,
+                              VRNIC_WC_SUCCESS, "atomic not 8-byte aligned");
+                return;
+            }
+            if (!vrnic_rx_rkey_ok(core, qp, VRNIC_ACCESS_REMOTE_ATOMIC,
+                                  pkt->hdr.atomic.rkey, va, 8) ||
+                vrnic_mr_check(core, pkt->hdr.atomic.rkey, qp->pdn,
+                               VRNIC_ACCESS_REMOTE_ATOMIC, va, 8, &mr) ||
+                !vrnic_mr_rw(core, mr, va, &val, 8, false)) {
+                vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
+                              VRNIC_WC_SUCCESS, "atomic R_Key/access/bounds");
+                return;
+            }
+            /*
+             * The read-modify-write below cannot interleave with another
+             * atomic: the core runs single-threaded in the main loop, so
+             * this is atomic against every QP of the device (ATOMIC_HCA).
+             */
+            val = le64_to_cpu(val);
+            e = vrnic_resp_push(x);
+            e->kind = VRNIC_RESP_ATOMIC;
+            e->orig = val;
+            if ((pkt->hdr.bth.opcode & ~VRNIC_IB_TRANSPORT_MASK) ==
+                VRNIC_IB_CMP_SWAP) {
+                if (val == pkt->hdr.atomic.compare) {
+                    val = pkt->hdr.atomic.swap_add;
+                }
+            } else {
+                val += pkt->hdr.atomic.swap_add;
+            }
+            val = cpu_to_le64(val);
+            if (!vrnic_mr_rw(core, mr, va, &val, 8, true)) {
+                x->q_tail--;
+                vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_OP,
+                              VRNIC_WC_SUCCESS, "atomic write-back");
+                return;
+            }
+            x->epsn = vrnic_psn_add(psn, 1);
+        }
+        x->msn = vrnic_psn_add(x->msn, 1);
+        e->psn = psn;
+        e->msn = x->msn;
+        x->rd_pending++;
+        vrnic_resp_drain(core, qpn, qp);
+        return;
+    } else {
+        vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ, VRNIC_WC_SUCCESS,
+                      "opcode not for this QP");
+        return;
+    }
+    x->epsn = vrnic_psn_add(psn, 1);
+    if (rc && pkt->hdr.bth.ack_req) {
+        vrnic_resp_ack(qp, psn, false, 0);
+        vrnic_resp_drain(core, qpn, qp);
+    }
+}
+
+void vrnic_rx_frame(VrnicCore *core, const uint8_t *frame, size_t len)
+{
+    VrnicPkt pkt;
+    VrnicPktErr err = vrnic_pkt_parse(frame, len, &pkt);
+    uint8_t tr, type;
+    uint32_t qpn;
+    VrnicQp *qp;
+    bool resp;
+
+    if (err != VRNIC_PKT_OK) {
+        if (err == VRNIC_PKT_ERR_ICRC) {
+            core->stats.rdma_rx_icrc_err++;
+        } else {
+            core->stats.rdma_rx_malformed++;
+        }
+        trace_vrnic_rx_bad(vrnic_pkt_err_str(err), len);
+        return;
+    }
+    core->stats.rdma_rx_pkts++;
+    core->stats.rdma_rx_bytes += len;
+    qpn = pkt.hdr.bth.dqpn;
+    tr = pkt.hdr.bth.opcode & VRNIC_IB_TRANSPORT_MASK;
+    trace_vrnic_rx_pkt(qpn, pkt.hdr.bth.opcode, pkt.hdr.bth.psn,
+                       pkt.payload_len);
+    qp = qpn ? vrnic_qp_get(core, qpn) : NULL;
+    type = qp ? qp->type : 0;
+    if (!qp ||
+        (tr == VRNIC_IB_RC && type != VRNIC_QP_TYPE_RC) ||
+        (tr == VRNIC_IB_UC && type != VRNIC_QP_TYPE_UC) ||
+        (tr == VRNIC_IB_UD && type != VRNIC_QP_TYPE_UD &&
+         type != VRNIC_QP_TYPE_GSI) || tr == VRNIC_IB_RD) {
+        vrnic_rx_drop(core, &core->stats.rdma_rx_no_qp, qpn, pkt.hdr.bth.psn,
+                      "no QP of that type");
+        return;
+    }
+    if ((pkt.hdr.bth.pkey & 0x7fff) != 0x7fff) {
+        vrnic_rx_drop(core, &core->stats.rdma_rx_bad_pkey, qpn,
+                      pkt.hdr.bth.psn, "P_Key");
+        return;
+    }
+    resp = !(pkt.op->flags & VRNIC_OPF_REQ);    /* ACK, READ/atomic resp */
+    if (resp ? (qp->state != VRNIC_QPS_RTS && qp->state != VRNIC_QPS_SQD &&
+                qp->state != VRNIC_QPS_SQE) :
+               (qp->state < VRNIC_QPS_RTR || qp->state > VRNIC_QPS_SQE)) {
+        vrnic_rx_drop(core, &core->stats.rdma_rx_bad_state, qpn,
+                      pkt.hdr.bth.psn, "QP state");
+        return;
+    }
+    if (resp) {
+        vrnic_tx_response(core, qpn, qp, frame, &pkt);
+    } else if (tr == VRNIC_IB_UD) {
+        vrnic_rx_ud(core, qpn, qp, frame, &pkt);
+    } else {
+        vrnic_rx_rc(core, qpn, qp, frame, &pkt);
+    }
+}

@@ -1,0 +1,807 @@
+/*
+ * vrnic RoCEv2 requester: send WQEs to packets, and the responses (ACK,
+ * NAK, READ responses, atomic ACKs) back to completions. Rules common to
+ * the transport are in vrnic_xport.h.
+ *
+ * A QP in RTS with posted sends is marked pending (doorbell, or entering
+ * RTS); the queue bottom half then runs vrnic_xport_process(), which for
+ * each WQE at the send cursor (x->next, sq.ci <= next <= sq.pi):
+ *  1. copies the WQE in once (all later decisions use the copy) and checks
+ *     it: opcode allowed for the QP type (RC: all; UC: SEND, SEND_IMM,
+ *     WRITE, WRITE_IMM; UD/GSI: SEND, SEND_IMM), inline length <=
+ *     max_inline, num_sge <= max_send_sge, both within the WQE size, every
+ *     non-empty local SGE with vrnic_mr_check (LOCAL_WRITE for READ and
+ *     atomic targets), message <= 2^31 (UD: <= one path MTU), atomics need
+ *     8 bytes of local SGE. A WQE failing these is a guest error: it
+ *     completes (in order) with LOC_QP_OP_ERR / LOC_PROT_ERR / LOC_LEN_ERR
+ *     and the QP moves to ERR.
+ *  2. assigns PSNs: SEND/WRITE one per packet (path MTU segments, at least
+ *     one), READ ceil(len / PMTU) (at least 1), atomic and UD 1.
+ *  3. builds the packets with the codec and sends them: FIRST/MIDDLE/LAST
+ *     or ONLY, RETH on WRITE FIRST/ONLY and READ, ImmDt/IETH on the last,
+ *     SE on the last packet of a solicited SEND/WRITE_IMM, AckReq on the
+ *     last packet of every RC request. P_Key 0xFFFF. Source MAC/GID from
+ *     the port (av.sgid_index), destination from the QP's AV (RC/UC) or
+ *     the WQE's (UD); UDP source port rdma_get_udp_sport(flow label, qpn,
+ *     dest qpn). UD/GSI: DETH with the WQE's Q_Key (MSB set: the QP's) and
+ *     source QP (1 for GSI). A frame to the device's own GID goes to the
+ *     loopback queue (vrnic_rx.c) instead of the wire.
+ * At most VRNIC_TX_BUDGET packets per QP per run; more work re-kicks.
+ *
+ * Completion (in SQ order, CQE when signaled or on error): UD/UC when the
+ * last packet is sent; RC SEND/WRITE when an ACK covers the last PSN; READ
+ * when its last response is placed; atomics when the ATOMIC ACK's original
+ * value is stored (little-endian) in the local SGE.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "vrnic_core_int.h"
+#include "vrnic_xport.h"
+
+#define VRNIC_PKEY_DEFAULT  0xffff
+#define VRNIC_GSI_QKEY      0x80010000u
+
+typedef enum VrnicTxRes {
+    VRNIC_TX_DONE,      /* all packets of the WQE are out */
+    VRNIC_TX_MORE,      /* out of budget or loopback space: run again */
+    VRNIC_TX_STOP,      /* cannot go on now (window, rd_atomic, fence) */
+    VRNIC_TX_FAIL,      /* the WQE failed (marked done with a status) */
+    VRNIC_TX_GONE,      /* the QP left RTS (fatal DMA error) */
+} VrnicTxRes;
+
+/* ---- allocation and state ----------------------------------------------- */
+
+VrnicXport *vrnic_xport_new(VrnicCore *core)
+{
+    uint32_t n = 2 * MAX(core->cfg.max_qp_rd_atom, 1u) + 2;
+    VrnicXport *x = g_malloc0(sizeof(*x) + n * sizeof(VrnicResp));
+
+    x->q_size = n;
+    return x;
+}
+
+void vrnic_xport_free(VrnicQp *qp)
+{
+    g_free(qp->x);
+    qp->x = NULL;
+}
+
+void vrnic_xport_reset(VrnicQp *qp)
+{
+    VrnicXport *x = qp->x;
+    uint32_t n = x->q_size;
+
+    memset(x, 0, sizeof(*x) + n * sizeof(VrnicResp));
+    x->q_size = n;
+}
+
+void vrnic_xport_set_sq_psn(VrnicQp *qp, uint32_t psn)
+{
+    qp->x->psn = psn & VRNIC_IB_PSN_MASK;
+    qp->x->acked_psn = vrnic_psn_add(psn, VRNIC_IB_PSN_MASK);   /* psn - 1 */
+}
+
+void vrnic_xport_set_rq_psn(VrnicQp *qp, uint32_t psn)
+{
+    qp->x->epsn = psn & VRNIC_IB_PSN_MASK;
+}
+
+void vrnic_xport_err(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
+{
+    VrnicXport *x = qp->x;
+
+    if (x->have_rwqe && x->rwqe_srq) {
+        struct vrnic_cqe e = {
+            .wr_id = x->rhdr.wr_id,
+            .qpn = cpu_to_le32(qpn),
+            .opcode = VRNIC_CQE_OP_RECV,
+            .status = VRNIC_WC_WR_FLUSH_ERR,
+        };
+
+        vrnic_cq_post(core, qp->recv_cqn, &e);
+    }
+    /* The flush that follows completes [sq.ci, sq.pi) and [rq.ci, rq.pi);
+     * what the transport held is forgotten. PSNs stay as they were. */
+    x->have_rwqe = false;
+    x->in_msg = VRNIC_MSG_NONE;
+    x->rd_out = 0;
+    x->rd_pending = 0;
+    x->q_head = x->q_tail = 0;
+    for (unsigned i = 0; i < VRNIC_TX_WINDOW; i++) {
+        x->win[i].started = x->win[i].done = false;
+    }
+}
+
+/* ---- helpers shared with vrnic_rx.c ---------------------------------- */
+
+/* Path MTU in bytes: the QP's (RC/UC), else the largest IB MTU whose
+ * packets fit the port's IP MTU (iboe_get_mtu), at least 256. */
+uint32_t vrnic_xport_pmtu(const VrnicCore *core, const VrnicQp *qp)
+{
+    uint32_t pmtu = 4096;
+
+    if (qp->attr.path_mtu >= 1 && qp->attr.path_mtu <= 5) {
+        return 128u << qp->attr.path_mtu;
+    }
+    while (pmtu > 256 && pmtu + 96 > core->mtu) {
+        pmtu >>= 1;
+    }
+    return pmtu;
+}
+
+static int vrnic_port_gid_find(const VrnicCore *core, const uint8_t *gid)
+{
+    for (uint32_t i = 0; i < core->cfg.gid_tbl_len; i++) {
+        if (core->gids[i].type && !memcmp(core->gids[i].gid, gid, 16)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* Addressing for a packet to av; false when the source GID is unusable. */
+bool vrnic_xport_addr(VrnicCore *core, const struct vrnic_av *av,
+                      uint32_t lqpn, uint32_t rqpn, VrnicPktAddr *a,
+                      bool *loop)
+{
+    uint32_t fl = le32_to_cpu(av->flow_label) & VRNIC_IPV6_FLOW_MASK;
+
+    if (av->sgid_index >= core->cfg.gid_tbl_len ||
+        !core->gids[av->sgid_index].type ||
+        vrnic_gid_is_ipv4(av->dgid) !=
+        vrnic_gid_is_ipv4(core->gids[av->sgid_index].gid)) {
+        return false;
+    }
+    memset(a, 0, sizeof(*a));
+    memcpy(a->smac, core->mac, 6);
+    memcpy(a->dmac, av->dmac, 6);
+    memcpy(a->sgid, core->gids[av->sgid_index].gid, 16);
+    memcpy(a->dgid, av->dgid, 16);
+    a->traffic_class = av->traffic_class;
+    a->hop_limit = av->hop_limit ? av->hop_limit : 64;
+    a->flow_label = fl;
+    a->udp_sport = vrnic_pkt_udp_sport(fl, lqpn, rqpn);
+    a->ip_id = core->ip_id++;
+    *loop = vrnic_port_gid_find(core, av->dgid) >= 0;
+    return true;
+}
+
+bool vrnic_xport_can_send(VrnicCore *core, bool loop)
+{
+    return !loop || vrnic_loop_has_room(core);
+}
+
+void vrnic_xport_output(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
+                        size_t len, bool loop)
+{
+    core->stats.rdma_tx_pkts++;
+    core->stats.rdma_tx_bytes += len;
+    if (loop) {
+        vrnic_loop_put(core, frame, len);
+    } else {
+        core->ops->eth_send(core->opaque, frame, len);
+    }
+}
+
+/* ---- local memory through the WQE's SGEs ------------------------------ */
+
+static uint32_t vrnic_swqe_nsge(const VrnicSwqe *s)
+{
+    return (s->hdr.flags & VRNIC_WQE_FLAG_INLINE) ? 0 : s->hdr.num_sge;
+}
+
+static struct vrnic_sge vrnic_swqe_sge(const VrnicSwqe *s, uint32_t i)
+{
+    struct vrnic_sge g;
+
+    memcpy(&g, s->raw + s->data_off + i * sizeof(g), sizeof(g));
+    return g;
+}
+
+/*
+ * Copy [off, off + len) of the message from (write = false) or to the
+ * local SGEs. The keys were checked when the WQE started; they are looked
+ * up again, so an MR deregistered meanwhile fails the access.
+ */
+static bool vrnic_sge_rw(VrnicCore *core, const VrnicQp *qp,
+                         const VrnicSwqe *s, uint64_t off, uint8_t *buf,
+                         uint32_t len, bool write)
+{
+    uint32_t n = vrnic_swqe_nsge(s);
+
+    if (s->hdr.flags & VRNIC_WQE_FLAG_INLINE) {
+        memcpy(buf, s->raw + s->data_off + off, len);
+        return true;
+    }
+    for (uint32_t i = 0; i < n && len; i++) {
+        struct vrnic_sge g = vrnic_swqe_sge(s, i);
+        uint32_t glen = le32_to_cpu(g.length);
+        uint32_t chunk;
+        VrnicMr *mr;
+
+        if (off >= glen) {
+            off -= glen;
+            continue;
+        }
+        chunk = MIN(glen - off, len);
+        if (vrnic_mr_check(core, le32_to_cpu(g.lkey), qp->pdn,
+                           write ? VRNIC_ACCESS_LOCAL_WRITE : 0,
+                           le64_to_cpu(g.addr) + off, chunk, &mr) ||
+            !vrnic_mr_rw(core, mr, le64_to_cpu(g.addr) + off, buf, chunk,
+                         write)) {
+            return false;
+        }
+        buf += chunk;
+        len -= chunk;
+        off = 0;
+    }
+    return len == 0;
+}
+
+/* ---- completions --------------------------------------------------------- */
+
+static bool vrnic_op_is_rd(uint8_t op)
+{
+    return op == VRNIC_WQE_OP_RDMA_READ || op == VRNIC_WQE_OP_ATOMIC_CMP_SWP ||
+           op == VRNIC_WQE_OP_ATOMIC_FETCH_ADD;
+}
+
+static uint8_t vrnic_wqe_cqe_opcode(uint8_t op)
+{
+    switch (op) {
+    case VRNIC_WQE_OP_RDMA_WRITE:
+    case VRNIC_WQE_OP_RDMA_WRITE_IMM:
+        return VRNIC_CQE_OP_RDMA_WRITE;
+    case VRNIC_WQE_OP_RDMA_READ:
+        return VRNIC_CQE_OP_RDMA_READ;
+    case VRNIC_WQE_OP_ATOMIC_CMP_SWP:
+        return VRNIC_CQE_OP_COMP_SWAP;
+    case VRNIC_WQE_OP_ATOMIC_FETCH_ADD:
+        return VRNIC_CQE_OP_FETCH_ADD;
+    default:
+        return VRNIC_CQE_OP_SEND;
+    }
+}
+
+/* Complete, in SQ order, every WQE that is done (or, for RC SEND/WRITE,
+ * covered by the newest ACK). An error status completes and moves the QP
+ * to ERR, which flushes the rest. */
+static void vrnic_tx_complete(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
+{
+    VrnicXport *x = qp->x;
+    bool progress = false;
+
+    while (qp->sq.ci != x->next) {
+        VrnicSwqe *s = &x->win[qp->sq.ci % VRNIC_TX_WINDOW];
+        struct vrnic_cqe e;
+        uint8_t status;
+
+        if (!s->done) {
+            if (s->started && s->sent == s->npkts &&
+                !vrnic_op_is_rd(s->hdr.opcode) &&
+                vrnic_psn_diff(s->last_psn, x->acked_psn) <= 0) {
+                s->done = true;
+                s->status = VRNIC_WC_SUCCESS;
+            } else {
+                break;
+            }
+        }
+        if (vrnic_op_is_rd(s->hdr.opcode) && x->rd_out) {
+            x->rd_out--;
+        }
+        trace_vrnic_tx_complete(qpn, qp->sq.ci, le64_to_cpu(s->hdr.wr_id),
+                                s->status);
+        if ((s->hdr.flags & VRNIC_WQE_FLAG_SIGNALED) ||
+            s->status != VRNIC_WC_SUCCESS) {
+            memset(&e, 0, sizeof(e));
+            e.wr_id = s->hdr.wr_id;
+            e.qpn = cpu_to_le32(qpn);
+            e.opcode = vrnic_wqe_cqe_opcode(s->hdr.opcode);
+            e.status = s->status;
+            if (e.status == VRNIC_WC_SUCCESS &&
+                s->hdr.opcode == VRNIC_WQE_OP_RDMA_READ) {
+                e.byte_len = cpu_to_le32(s->len);
+            } else if (e.status == VRNIC_WC_SUCCESS &&
+                       vrnic_op_is_rd(s->hdr.opcode)) {
+                e.byte_len = cpu_to_le32(8);
+            }
+            vrnic_cq_post(core, qp->send_cqn, &e);
+        }
+        status = s->status;
+        s->started = s->done = false;
+        qp->sq.ci++;
+        progress = true;
+        if (status != VRNIC_WC_SUCCESS) {
+            vrnic_qp_error(core, qpn);
+            return;
+        }
+    }
+    if (progress && qp->sq.ci != qp->sq.pi) {
+        vrnic_qp_set_pending(core, qp, true);
+    }
+}
+
+/* ---- starting a WQE ------------------------------------------------------ */
+
+static bool vrnic_tx_op_ok(uint8_t type, uint8_t op)
+{
+    switch (type) {
+    case VRNIC_QP_TYPE_RC:
+        return op <= VRNIC_WQE_OP_ATOMIC_FETCH_ADD;
+    case VRNIC_QP_TYPE_UC:
+        return op == VRNIC_WQE_OP_SEND || op == VRNIC_WQE_OP_SEND_IMM ||
+               op == VRNIC_WQE_OP_RDMA_WRITE ||
+               op == VRNIC_WQE_OP_RDMA_WRITE_IMM;
+    default:
+        return op == VRNIC_WQE_OP_SEND || op == VRNIC_WQE_OP_SEND_IMM;
+    }
+}
+
+static bool vrnic_qp_is_ud(const VrnicQp *qp)
+{
+    return qp->type == VRNIC_QP_TYPE_UD || qp->type == VRNIC_QP_TYPE_GSI;
+}
+
+static VrnicTxRes vrnic_tx_fail(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                                VrnicSwqe *s, uint8_t status, const char *why)
+{
+    VRNIC_GUEST_ERR(core, vrnic_err_wqe, "qpn %u WQE %u: %s", qpn,
+                    qp->x->next, why);
+    s->started = true;
+    s->done = true;
+    s->status = status;
+    s->npkts = s->sent = 0;
+    return VRNIC_TX_FAIL;
+}
+
+static VrnicTxRes vrnic_tx_start(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                                 VrnicSwqe *s)
+{
+    VrnicXport *x = qp->x;
+    uint32_t size = 1u << qp->sq.wqe_shift;
+    uint64_t off = qp->sq.offset +
+                   ((uint64_t)(x->next & ((1u << qp->sq.log_depth) - 1)) <<
+                    qp->sq.wqe_shift);
+    uint32_t pmtu = vrnic_xport_pmtu(core, qp);
+    uint64_t len = 0;
+    uint8_t op;
+    bool rd;
+
+    if (!vrnic_mem_read_at(core, &qp->mem, off, s->raw, size)) {
+        vrnic_qp_fatal(core, qpn, "send WQE unreadable");
+        return VRNIC_TX_GONE;
+    }
+    op = s->hdr.opcode;
+    rd = vrnic_op_is_rd(op);
+    s->rcvd = s->sent = 0;
+    s->data_off = sizeof(struct vrnic_send_wqe) +
+                  (vrnic_qp_is_ud(qp) ? VRNIC_UD_SEG_SIZE : 0);
+    if (!vrnic_tx_op_ok(qp->type, op)) {
+        return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_QP_OP_ERR,
+                             "opcode not allowed for the QP type");
+    }
+    /* READ/atomic are bounded by max_rd_atomic and wait for a fence. */
+    if (rd && x->rd_out >= MAX(qp->attr.max_rd_atomic, 1)) {
+        return VRNIC_TX_STOP;
+    }
+    if ((s->hdr.flags & VRNIC_WQE_FLAG_FENCE) && x->rd_out) {
+        return VRNIC_TX_STOP;
+    }
+    if (s->hdr.flags & VRNIC_WQE_FLAG_INLINE) {
+        len = le32_to_cpu(s->hdr.inline_len);
+        if (rd || len > qp->max_inline || s->data_off + len > size) {
+            return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_QP_OP_ERR,
+                                 "bad inline data");
+        }
+    } else {
+        if (s->hdr.num_sge > qp->max_send_sge ||
+            s->data_off + s->hdr.num_sge * sizeof(struct vrnic_sge) > size) {
+            return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_QP_OP_ERR,
+                                 "num_sge");
+        }
+        for (uint32_t i = 0; i < s->hdr.num_sge; i++) {
+            struct vrnic_sge g = vrnic_swqe_sge(s, i);
+            uint32_t glen = le32_to_cpu(g.length);
+
+            if (glen && vrnic_mr_check(core, le32_to_cpu(g.lkey), qp->pdn,
+                                       rd ? VRNIC_ACCESS_LOCAL_WRITE : 0,
+                                       le64_to_cpu(g.addr), glen, NULL)) {
+                return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_PROT_ERR,
+                                     "local SGE key/access/bounds");
+            }
+            len += glen;
+        }
+    }
+    if (len > (1ull << 31) || (vrnic_qp_is_ud(qp) && len > pmtu)) {
+        return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_LEN_ERR,
+                             "message too long");
+    }
+    if ((op == VRNIC_WQE_OP_ATOMIC_CMP_SWP ||
+         op == VRNIC_WQE_OP_ATOMIC_FETCH_ADD) && len < 8) {
+        return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_LEN_ERR,
+                             "atomic needs 8 bytes of local SGE");
+    }
+    s->len = len;
+    if (op == VRNIC_WQE_OP_RDMA_READ) {
+        s->npkts = 1;
+        s->first_psn = x->psn;
+        x->psn = vrnic_psn_add(x->psn, vrnic_read_psns(len, pmtu));
+    } else {
+        s->npkts = rd ? 1 : MAX(1, DIV_ROUND_UP(len, pmtu));
+        s->first_psn = x->psn;
+        x->psn = vrnic_psn_add(x->psn, s->npkts);
+    }
+    s->last_psn = vrnic_psn_add(x->psn, VRNIC_IB_PSN_MASK);
+    if (rd) {
+        x->rd_out++;
+    }
+    s->started = true;
+    s->done = false;
+    trace_vrnic_tx_wqe(qpn, x->next, op, s->len, s->first_psn);
+    return VRNIC_TX_DONE;
+}
+
+/* ---- packets --------------------------------------------------------------- */
+
+static uint8_t vrnic_tx_opcode(const VrnicQp *qp, uint8_t op, bool first,
+                               bool last)
+{
+    uint8_t tr = qp->type == VRNIC_QP_TYPE_RC ? VRNIC_IB_RC :
+                 qp->type == VRNIC_QP_TYPE_UC ? VRNIC_IB_UC : VRNIC_IB_UD;
+    uint8_t o;
+
+    switch (op) {
+    case VRNIC_WQE_OP_SEND:
+    case VRNIC_WQE_OP_SEND_IMM:
+    case VRNIC_WQE_OP_SEND_INV:
+        if (!last) {
+            o = first ? VRNIC_IB_SEND_FIRST : VRNIC_IB_SEND_MIDDLE;
+        } else if (op == VRNIC_WQE_OP_SEND_IMM) {
+            o = first ? VRNIC_IB_SEND_ONLY_IMM : VRNIC_IB_SEND_LAST_IMM;
+        } else if (op == VRNIC_WQE_OP_SEND_INV) {
+            o = first ? VRNIC_IB_SEND_ONLY_INV : VRNIC_IB_SEND_LAST_INV;
+        } else {
+            o = first ? VRNIC_IB_SEND_ONLY : VRNIC_IB_SEND_LAST;
+        }
+        break;
+    case VRNIC_WQE_OP_RDMA_WRITE:
+    case VRNIC_WQE_OP_RDMA_WRITE_IMM:
+        if (!last) {
+            o = first ? VRNIC_IB_WRITE_FIRST : VRNIC_IB_WRITE_MIDDLE;
+        } else if (op == VRNIC_WQE_OP_RDMA_WRITE_IMM) {
+            o = first ? VRNIC_IB_WRITE_ONLY_IMM : VRNIC_IB_WRITE_LAST_IMM;
+        } else {
+            o = first ? VRNIC_IB_WRITE_ONLY : VRNIC_IB_WRITE_LAST;
+        }
+        break;
+    case VRNIC_WQE_OP_RDMA_READ:
+        o = VRNIC_IB_READ_REQ;
+        break;
+    case VRNIC_WQE_OP_ATOMIC_CMP_SWP:
+        o = VRNIC_IB_CMP_SWAP;
+        break;
+    default:
+        o = VRNIC_IB_FETCH_ADD;
+        break;
+    }
+    return tr | o;
+}
+
+static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                                VrnicSwqe *s, unsigned *budget)
+{
+    uint32_t pmtu = vrnic_xport_pmtu(core, qp);
+    uint8_t op = s->hdr.opcode;
+    const struct vrnic_av *av = &qp->attr.av;
+    uint32_t dqpn = le32_to_cpu(qp->attr.dest_qpn);
+    uint32_t qkey = 0;
+    uint8_t frame[VRNIC_XPORT_FRAME];
+    VrnicPktAddr a;
+    bool loop;
+
+    if (vrnic_qp_is_ud(qp)) {
+        struct vrnic_ud_dest d;
+
+        av = (const struct vrnic_av *)(s->raw + sizeof(struct vrnic_send_wqe));
+        memcpy(&d, s->raw + sizeof(struct vrnic_send_wqe) +
+               sizeof(struct vrnic_av), sizeof(d));
+        dqpn = le32_to_cpu(d.dest_qpn) & VRNIC_IB_QPN_MASK;
+        qkey = le32_to_cpu(d.qkey);
+        if (qkey & 0x80000000u) {
+            qkey = le32_to_cpu(qp->attr.qkey);
+        }
+    }
+    while (s->sent < s->npkts) {
+        uint32_t off = s->sent * pmtu;
+        uint32_t plen = vrnic_op_is_rd(op) ? 0 : MIN(pmtu, s->len - off);
+        bool first = s->sent == 0, last = s->sent + 1 == s->npkts;
+        VrnicPktHdrs h;
+        size_t hoff, flen;
+
+        if (!*budget) {
+            return VRNIC_TX_MORE;
+        }
+        if (!vrnic_xport_addr(core, av, qpn, dqpn, &a, &loop)) {
+            if (s->sent) {
+                /* Half a message is out: a device-level QP error. */
+                s->done = true;
+                s->status = VRNIC_WC_LOC_QP_OP_ERR;
+                return VRNIC_TX_FAIL;
+            }
+            return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_QP_OP_ERR,
+                                 "address vector: bad source GID");
+        }
+        if (!vrnic_xport_can_send(core, loop)) {
+            core->ip_id--;
+            return VRNIC_TX_MORE;
+        }
+        memset(&h, 0, sizeof(h));
+        h.bth.opcode = vrnic_tx_opcode(qp, op, first, last);
+        h.bth.pkey = VRNIC_PKEY_DEFAULT;
+        h.bth.dqpn = dqpn;
+        h.bth.psn = vrnic_psn_add(s->first_psn, s->sent);
+        h.bth.ack_req = last && qp->type == VRNIC_QP_TYPE_RC;
+        h.bth.se = last && (s->hdr.flags & VRNIC_WQE_FLAG_SOLICITED) &&
+                   (op == VRNIC_WQE_OP_SEND || op == VRNIC_WQE_OP_SEND_IMM ||
+                    op == VRNIC_WQE_OP_SEND_INV ||
+                    op == VRNIC_WQE_OP_RDMA_WRITE_IMM);
+        h.deth.qkey = qkey;
+        h.deth.sqpn = qpn;
+        h.reth.va = le64_to_cpu(s->hdr.remote_addr);
+        h.reth.rkey = le32_to_cpu(s->hdr.rkey);
+        h.reth.len = s->len;
+        h.atomic.va = h.reth.va;
+        h.atomic.rkey = h.reth.rkey;
+        if (op == VRNIC_WQE_OP_ATOMIC_CMP_SWP) {
+            h.atomic.compare = le64_to_cpu(s->hdr.compare_add);
+            h.atomic.swap_add = le64_to_cpu(s->hdr.swap);
+        } else {
+            h.atomic.swap_add = le64_to_cpu(s->hdr.compare_add);
+        }
+        h.imm = vrnic_be32(s->hdr.imm_data);    /* wire bytes as stored */
+        h.ieth_rkey = le32_to_cpu(s->hdr.imm_data);
+        hoff = vrnic_pkt_build_hdrs(frame, sizeof(frame), &a, &h, plen);
+        if (!hoff) {
+            return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_QP_OP_ERR,
+                                 "cannot build the packet");
+        }
+        if (plen && !vrnic_sge_rw(core, qp, s, off, frame + hoff, plen,
+                                  false)) {
+            s->done = true;
+            s->status = VRNIC_WC_LOC_PROT_ERR;
+            return VRNIC_TX_FAIL;
+        }
+        flen = vrnic_pkt_finish(frame, sizeof(frame));
+        trace_vrnic_tx_pkt(qpn, h.bth.opcode, h.bth.psn, plen, loop);
+        vrnic_xport_output(core, qpn, frame, flen, loop);
+        s->sent++;
+        (*budget)--;
+    }
+    return VRNIC_TX_DONE;
+}
+
+/* Requester: start and send WQEs from x->next. */
+static void vrnic_tx_process(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
+{
+    VrnicXport *x = qp->x;
+    unsigned budget = VRNIC_TX_BUDGET;
+
+    while (x->next != qp->sq.pi) {
+        VrnicSwqe *s = &x->win[x->next % VRNIC_TX_WINDOW];
+        VrnicTxRes r = VRNIC_TX_DONE;
+
+        if (!s->started) {
+            /* New WQEs start in RTS only; SQD finishes the one in flight. */
+            if (qp->state != VRNIC_QPS_RTS ||
+                (uint16_t)(x->next - qp->sq.ci) >= VRNIC_TX_WINDOW) {
+                return;
+            }
+            r = vrnic_tx_start(core, qpn, qp, s);
+        }
+        if (r == VRNIC_TX_DONE) {
+            r = vrnic_tx_send(core, qpn, qp, s, &budget);
+        }
+        switch (r) {
+        case VRNIC_TX_DONE:
+            x->next++;
+            if (qp->type != VRNIC_QP_TYPE_RC) {
+                s->done = true;     /* UD/UC: complete once sent */
+                s->status = VRNIC_WC_SUCCESS;
+            }
+            vrnic_tx_complete(core, qpn, qp);
+            if (qp->state != VRNIC_QPS_RTS && qp->state != VRNIC_QPS_SQD) {
+                return;
+            }
+            break;
+        case VRNIC_TX_FAIL:
+            /* Completes in order, then ERR; nothing after it starts. */
+            x->next++;
+            vrnic_tx_complete(core, qpn, qp);
+            return;
+        case VRNIC_TX_MORE:
+            vrnic_qp_set_pending(core, qp, true);
+            return;
+        case VRNIC_TX_STOP:
+        case VRNIC_TX_GONE:
+            return;
+        }
+    }
+}
+
+/* ---- responses from the responder --------------------------------------- */
+
+static uint8_t vrnic_nak_status(uint8_t code)
+{
+    switch (code) {
+    case VRNIC_NAK_REM_ACCESS:
+        return VRNIC_WC_REM_ACCESS_ERR;
+    case VRNIC_NAK_REM_OP:
+        return VRNIC_WC_REM_OP_ERR;
+    default:
+        return VRNIC_WC_REM_INV_REQ_ERR;
+    }
+}
+
+/* The WQE in flight whose PSN range holds psn, or NULL. */
+static VrnicSwqe *vrnic_tx_find_psn(VrnicQp *qp, uint32_t psn)
+{
+    VrnicXport *x = qp->x;
+
+    for (uint16_t i = qp->sq.ci; i != x->next; i++) {
+        VrnicSwqe *s = &x->win[i % VRNIC_TX_WINDOW];
+
+        if (s->started && vrnic_psn_diff(psn, s->first_psn) >= 0 &&
+            vrnic_psn_diff(psn, s->last_psn) <= 0) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* The oldest READ/atomic not yet answered. */
+static VrnicSwqe *vrnic_tx_oldest_rd(VrnicQp *qp)
+{
+    VrnicXport *x = qp->x;
+
+    for (uint16_t i = qp->sq.ci; i != x->next; i++) {
+        VrnicSwqe *s = &x->win[i % VRNIC_TX_WINDOW];
+
+        if (s->started && !s->done && vrnic_op_is_rd(s->hdr.opcode)) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* Everything before psn is acknowledged (never moves backwards). */
+static void vrnic_tx_ack_to(VrnicXport *x, uint32_t psn)
+{
+    if (vrnic_psn_diff(psn, x->acked_psn) > 0 &&
+        vrnic_psn_diff(psn, x->psn) < 0) {
+        x->acked_psn = psn;
+    }
+}
+
+void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                       const uint8_t *frame, const VrnicPkt *pkt)
+{
+    VrnicXport *x = qp->x;
+    uint32_t psn = pkt->hdr.bth.psn;
+    uint8_t op = pkt->hdr.bth.opcode & ~VRNIC_IB_TRANSPORT_MASK;
+    uint8_t syn = pkt->hdr.aeth.syndrome;
+    uint8_t type = VRNIC_FIELD_GET(VRNIC_AETH_TYPE_MASK, syn);
+    uint32_t pmtu = vrnic_xport_pmtu(core, qp);
+    const char *drop = NULL;
+    VrnicSwqe *s;
+
+    if (pkt->op->hdrs & VRNIC_HDR_AETH) {
+        trace_vrnic_tx_ack(qpn, psn, syn, pkt->hdr.aeth.msn);
+    }
+    if (op == VRNIC_IB_ACK) {
+        if (type == VRNIC_AETH_ACK) {
+            vrnic_tx_ack_to(x, psn);
+        } else if (type == VRNIC_AETH_RNR_NAK) {
+            /* RNR retry (after the NAK's timer) is the next issue. */
+            core->stats.rdma_rnr_naks_rcvd++;
+            vrnic_tx_ack_to(x, vrnic_psn_add(psn, VRNIC_IB_PSN_MASK));
+        } else if (type == VRNIC_AETH_NAK &&
+                   VRNIC_FIELD_GET(VRNIC_AETH_VALUE_MASK, syn) ==
+                   VRNIC_NAK_PSN_SEQ) {
+            /* Go-back-N retransmission is the next issue. */
+            core->stats.rdma_seq_naks_rcvd++;
+            vrnic_tx_ack_to(x, vrnic_psn_add(psn, VRNIC_IB_PSN_MASK));
+        } else if (type == VRNIC_AETH_NAK) {
+            core->stats.rdma_naks_rcvd++;
+            s = vrnic_tx_find_psn(qp, psn);
+            if (!s) {
+                drop = "NAK for no request in flight";
+            } else {
+                vrnic_tx_ack_to(x, vrnic_psn_add(psn, VRNIC_IB_PSN_MASK));
+                /* Earlier READ/atomics unanswered: lost with the error. */
+                for (uint16_t i = qp->sq.ci; i != x->next; i++) {
+                    VrnicSwqe *t = &x->win[i % VRNIC_TX_WINDOW];
+
+                    if (t == s) {
+                        break;
+                    }
+                    if (!t->done && vrnic_op_is_rd(t->hdr.opcode)) {
+                        t->done = true;
+                        t->status = VRNIC_WC_WR_FLUSH_ERR;
+                    }
+                }
+                s->done = true;
+                s->status = vrnic_nak_status(
+                    VRNIC_FIELD_GET(VRNIC_AETH_VALUE_MASK, syn));
+            }
+        } else {
+            drop = "reserved AETH syndrome";
+        }
+    } else if (op == VRNIC_IB_ATOMIC_ACK) {
+        s = vrnic_tx_oldest_rd(qp);
+        if (!s || s->hdr.opcode == VRNIC_WQE_OP_RDMA_READ ||
+            s->first_psn != psn) {
+            drop = "ATOMIC ACK matching no atomic";
+        } else {
+            uint64_t orig = cpu_to_le64(pkt->hdr.atomic_orig);
+
+            vrnic_tx_ack_to(x, vrnic_psn_add(psn, VRNIC_IB_PSN_MASK));
+            s->done = true;
+            s->status = vrnic_sge_rw(core, qp, s, 0, (uint8_t *)&orig, 8,
+                                     true) ? VRNIC_WC_SUCCESS :
+                                             VRNIC_WC_LOC_PROT_ERR;
+        }
+    } else {
+        /* READ RESPONSE FIRST/MIDDLE/LAST/ONLY */
+        bool first = op == VRNIC_IB_READ_RESP_FIRST ||
+                     op == VRNIC_IB_READ_RESP_ONLY;
+        bool last = op == VRNIC_IB_READ_RESP_LAST ||
+                    op == VRNIC_IB_READ_RESP_ONLY;
+        uint32_t plen = pkt->payload_len;
+
+        s = vrnic_tx_oldest_rd(qp);
+        if (!s || s->hdr.opcode != VRNIC_WQE_OP_RDMA_READ ||
+            psn != vrnic_psn_add(s->first_psn, s->rcvd / pmtu)) {
+            drop = "READ response out of sequence";
+        } else if (first != (s->rcvd == 0) ||
+                   (!last && plen != pmtu) ||
+                   (last && s->rcvd + plen != s->len) ||
+                   (!last && s->rcvd + plen >= s->len)) {
+            drop = "READ response length or opcode";
+        } else {
+            vrnic_tx_ack_to(x, vrnic_psn_add(s->first_psn,
+                                             VRNIC_IB_PSN_MASK));
+            if (plen && !vrnic_sge_rw(core, qp, s, s->rcvd,
+                                      (uint8_t *)frame + pkt->payload_off,
+                                      plen, true)) {
+                s->done = true;
+                s->status = VRNIC_WC_LOC_PROT_ERR;
+            } else {
+                s->rcvd += plen;
+                if (last) {
+                    s->done = true;
+                    s->status = VRNIC_WC_SUCCESS;
+                }
+            }
+        }
+    }
+    if (drop) {
+        core->stats.rdma_rx_resp_drop++;
+        trace_vrnic_tx_drop(qpn, psn, drop);
+        return;
+    }
+    vrnic_tx_complete(core, qpn, qp);
+    if (qp->state == VRNIC_QPS_RTS && x->next != qp->sq.pi) {
+        vrnic_qp_set_pending(core, qp, true);
+    }
+}
+
+/* ---- bottom half -------------------------------------------------------- */
+
+void vrnic_xport_process(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
+{
+    vrnic_resp_drain(core, qpn, qp);
+    if (qp->state == VRNIC_QPS_RTS || qp->state == VRNIC_QPS_SQD) {
+        vrnic_tx_process(core, qpn, qp);
+    }
+}

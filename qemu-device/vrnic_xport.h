@@ -1,0 +1,172 @@
+/*
+ * vrnic RoCEv2 transport (device core): per-QP requester and responder
+ * state, the loopback queue, and the functions vrnic_tx.c (requester) and
+ * vrnic_rx.c (receive routing, responder) share with the rest of the core.
+ *
+ * The wire is assumed lossless in this version: there is no retransmit
+ * timer and no RNR retry yet (the next issue). What already holds:
+ *  - PSNs are 24-bit and wrap; every comparison is a signed 24-bit
+ *    difference (vrnic_psn_diff).
+ *  - Responder PSN regions relative to the expected PSN e (RC):
+ *      psn == e                      in order: executed
+ *      e < psn <= e + 2^22           a gap: one NAK PSN-sequence-error
+ *                                    (until an in-order packet arrives),
+ *                                    the packet is dropped
+ *      e - 2^22 <= psn < e           duplicate: re-ACKed (SEND/WRITE) or
+ *                                    re-served (READ) without re-executing;
+ *                                    duplicate atomics are dropped (no
+ *                                    saved results yet)
+ *      anything else                 out of window: dropped and counted
+ *    UC: a PSN other than e drops the rest of the current message; the next
+ *    FIRST/ONLY packet starts a new one (its PSN becomes e).
+ *  - The requester keeps at most VRNIC_TX_WINDOW send WQEs in flight and at
+ *    most max_rd_atomic (0 counts as 1) READ/atomic requests; FENCE waits
+ *    for outstanding READ/atomics.
+ *  - ACK policy (responder): one ACK per packet with AckReq (the requester
+ *    sets it on the last packet of every RC message), carrying the MSN and
+ *    the credit code of the receive WQEs the RQ holds (0x1F with an SRQ).
+ *    Responses (ACKs, NAKs, READ response streams, atomic ACKs) leave in
+ *    request order through a per-QP queue; consecutive plain ACKs in it
+ *    coalesce into the newest.
+ *  - Received NAKs: REMOTE_ACCESS / INVALID_REQUEST / REMOTE_OPERATIONAL
+ *    complete the WQE with REM_ACCESS_ERR / REM_INV_REQ_ERR / REM_OP_ERR
+ *    (earlier WQEs complete successfully first) and move the QP to ERR,
+ *    which flushes the rest. PSN-sequence and RNR NAKs are counted and
+ *    traced only (retransmit and RNR retry are the next issue).
+ *
+ * Atomicity: the device core runs single-threaded in QEMU's main loop, so
+ * the read-modify-write of an atomic (vrnic_rx.c) can never interleave with
+ * another atomic on this device, from any QP: that is IB_ATOMIC_HCA.
+ *
+ * Guest memory is little-endian (the 64-bit value an atomic operates on,
+ * and the original value the requester stores).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_VRNIC_XPORT_H
+#define HW_VRNIC_XPORT_H
+
+#include "vrnic_core.h"
+#include "vrnic_pkt.h"
+
+#define VRNIC_TX_WINDOW     32      /* send WQEs in flight per QP */
+#define VRNIC_TX_BUDGET     64      /* packets per QP per bottom-half run */
+#define VRNIC_PSN_WINDOW    (1u << 22)
+#define VRNIC_WQE_MAX       512     /* largest WQE (shift 9) */
+#define VRNIC_MAX_PMTU      4096
+/* Largest RoCEv2 frame the transport builds: IPv6, PMTU payload, the
+ * biggest header set (RETH + ImmDt), ICRC; rounded up. */
+#define VRNIC_XPORT_FRAME   (VRNIC_MAX_PMTU + 256)
+#define VRNIC_LOOP_SLOTS    64      /* loopback frames in flight */
+
+/* One send WQE in flight (slot = SQ index % VRNIC_TX_WINDOW). */
+typedef struct VrnicSwqe {
+    union {
+        uint8_t raw[VRNIC_WQE_MAX]; /* the validated copy */
+        struct vrnic_send_wqe hdr;
+    };
+    uint32_t len;           /* message length */
+    uint32_t data_off;      /* SGEs / inline data in raw */
+    uint32_t first_psn;
+    uint32_t last_psn;
+    uint32_t npkts;         /* request packets (1 for READ/atomic) */
+    uint32_t sent;          /* request packets sent */
+    uint32_t rcvd;          /* READ: bytes placed */
+    bool started;
+    bool done;              /* ready to complete (with status) */
+    uint8_t status;         /* enum vrnic_wc_status */
+} VrnicSwqe;
+
+enum {
+    VRNIC_RESP_ACK,         /* ACK or NAK: syndrome, psn, msn */
+    VRNIC_RESP_READ,        /* READ response stream */
+    VRNIC_RESP_ATOMIC,      /* ATOMIC ACKNOWLEDGE */
+};
+
+/* One queued responder output. */
+typedef struct VrnicResp {
+    uint8_t kind;
+    uint8_t syndrome;       /* ACK/NAK: the AETH syndrome (credits: at send) */
+    bool nak;
+    uint32_t psn;
+    uint32_t msn;
+    uint64_t va;            /* READ */
+    uint32_t rkey;
+    uint32_t len;
+    uint32_t off;           /* READ: bytes sent */
+    uint64_t orig;          /* ATOMIC */
+} VrnicResp;
+
+enum {
+    VRNIC_MSG_NONE,
+    VRNIC_MSG_SEND,
+    VRNIC_MSG_WRITE,
+};
+
+/* Transport state of one QP (heap, VrnicQp.x); zeroed at RESET. */
+typedef struct VrnicXport {
+    /* requester */
+    uint32_t psn;           /* next PSN to assign */
+    uint32_t acked_psn;     /* newest PSN the responder acknowledged */
+    uint16_t next;          /* SQ index of the WQE being / to be sent */
+    uint32_t rd_out;        /* READ/atomic requests in flight */
+    VrnicSwqe win[VRNIC_TX_WINDOW];
+
+    /* responder */
+    uint32_t epsn;          /* expected PSN */
+    uint32_t msn;
+    bool nak_seq_sent;
+    uint8_t in_msg;         /* VRNIC_MSG_*: message in progress */
+    bool have_rwqe;         /* a receive WQE is held for the message */
+    bool rwqe_srq;          /* ... taken from the SRQ (else at rq.ci) */
+    uint32_t rwqe_size;
+    union {
+        uint8_t rwqe[VRNIC_WQE_MAX];
+        struct vrnic_recv_wqe rhdr;
+    };
+    uint32_t rcv_off;       /* bytes of the current message placed */
+    uint64_t wr_va;         /* current WRITE */
+    uint32_t wr_rkey;
+    uint32_t wr_len;
+    uint32_t rd_pending;    /* READ/atomic entries in the queue */
+    uint32_t q_head, q_tail, q_size;
+    VrnicResp q[];          /* q_size entries */
+} VrnicXport;
+
+/* The loopback wire: frames whose destination GID is the device's own. */
+typedef struct VrnicLoop {
+    uint32_t head, tail;
+    uint32_t len[VRNIC_LOOP_SLOTS];
+    uint8_t frame[VRNIC_LOOP_SLOTS][VRNIC_XPORT_FRAME];
+} VrnicLoop;
+
+/* vrnic_tx.c */
+uint32_t vrnic_xport_pmtu(const VrnicCore *core, const VrnicQp *qp);
+bool vrnic_xport_addr(VrnicCore *core, const struct vrnic_av *av,
+                      uint32_t lqpn, uint32_t rqpn, VrnicPktAddr *a,
+                      bool *loop);
+/* Room for one more frame (the loopback queue can be full). */
+bool vrnic_xport_can_send(VrnicCore *core, bool loop);
+void vrnic_xport_output(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
+                        size_t len, bool loop);
+/* A response (ACK/NAK, READ response, ATOMIC ACK) for requester qpn. */
+void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                       const uint8_t *frame, const VrnicPkt *pkt);
+
+/* vrnic_rx.c */
+bool vrnic_loop_has_room(VrnicCore *core);
+void vrnic_loop_put(VrnicCore *core, const uint8_t *frame, size_t len);
+/* Send queued responder output, within a budget; re-kicks when left. */
+void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
+
+static inline int32_t vrnic_psn_diff(uint32_t a, uint32_t b)
+{
+    return (int32_t)((a - b) << 8) >> 8;
+}
+
+static inline uint32_t vrnic_psn_add(uint32_t psn, uint32_t n)
+{
+    return (psn + n) & VRNIC_IB_PSN_MASK;
+}
+
+#endif
