@@ -400,30 +400,34 @@ static void vrnic_wr_rdma_read(struct ibv_qp_ex *ibvqpx, uint32_t rkey,
 	vrnic_wr_rdma(ibvqpx, VRNIC_WQE_OP_RDMA_READ, rkey, remote_addr, NULL);
 }
 
-/*
- * The device reports atomic_cap NONE: an atomic fails the session with
- * EINVAL and takes no slot (the SGE setters that follow see wr_err).
- */
-static void vrnic_wr_atomic(struct ibv_qp_ex *ibvqpx)
+/* The original value lands in the (8-byte) local SGE set next. */
+static void vrnic_wr_atomic(struct ibv_qp_ex *ibvqpx, uint8_t opcode,
+			    uint32_t rkey, uint64_t remote_addr,
+			    uint64_t compare_add, uint64_t swap)
 {
-	struct vrnic_qp *qp = to_vrnic_qp_ex(ibvqpx);
+	struct vrnic_send_wqe *wqe = vrnic_wr_common(ibvqpx, opcode);
 
-	qp->wr_cur = NULL;
-	if (!qp->wr_err)
-		qp->wr_err = EINVAL;
+	if (!wqe)
+		return;
+	wqe->rkey = htole32(rkey);
+	wqe->remote_addr = htole64(remote_addr);
+	wqe->compare_add = htole64(compare_add);
+	wqe->swap = htole64(swap);
 }
 
 static void vrnic_wr_atomic_cmp_swp(struct ibv_qp_ex *ibvqpx, uint32_t rkey,
 				    uint64_t remote_addr, uint64_t compare,
 				    uint64_t swap)
 {
-	vrnic_wr_atomic(ibvqpx);
+	vrnic_wr_atomic(ibvqpx, VRNIC_WQE_OP_ATOMIC_CMP_SWP, rkey, remote_addr,
+			compare, swap);
 }
 
 static void vrnic_wr_atomic_fetch_add(struct ibv_qp_ex *ibvqpx, uint32_t rkey,
 				      uint64_t remote_addr, uint64_t add)
 {
-	vrnic_wr_atomic(ibvqpx);
+	vrnic_wr_atomic(ibvqpx, VRNIC_WQE_OP_ATOMIC_FETCH_ADD, rkey,
+			remote_addr, add, 0);
 }
 
 static void vrnic_wr_set_sge_list(struct ibv_qp_ex *ibvqpx, size_t num_sge,
@@ -941,8 +945,13 @@ static int vrnic_wr_opcode(const struct vrnic_qp *qp, enum ibv_wr_opcode op,
 	case IBV_WR_RDMA_READ:
 		*opcode = VRNIC_WQE_OP_RDMA_READ;
 		return 0;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		*opcode = VRNIC_WQE_OP_ATOMIC_CMP_SWP;
+		return 0;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		*opcode = VRNIC_WQE_OP_ATOMIC_FETCH_ADD;
+		return 0;
 	default:
-		/* Atomics too: the device reports atomic_cap NONE. */
 		return EINVAL;
 	}
 }
@@ -1009,6 +1018,14 @@ static void vrnic_build_send_wqe(struct vrnic_qp *qp,
 	case VRNIC_WQE_OP_RDMA_READ:
 		wqe->rkey = htole32(wr->wr.rdma.rkey);
 		wqe->remote_addr = htole64(wr->wr.rdma.remote_addr);
+		break;
+	case VRNIC_WQE_OP_ATOMIC_CMP_SWP:
+	case VRNIC_WQE_OP_ATOMIC_FETCH_ADD:
+		/* The original value lands in the (8-byte) local SGE. */
+		wqe->rkey = htole32(wr->wr.atomic.rkey);
+		wqe->remote_addr = htole64(wr->wr.atomic.remote_addr);
+		wqe->compare_add = htole64(wr->wr.atomic.compare_add);
+		wqe->swap = htole64(wr->wr.atomic.swap);
 		break;
 	default:
 		break;

@@ -390,23 +390,6 @@ static void test_cq_and_rc_post(void)
 	CHECK(v == db_val(qp->qpn, 4), "doorbell covers only WR 1 (%#x)", v);
 	wr[1].num_sge = 2;
 
-	/* atomic_cap is NONE: atomic WRs are refused, nothing reaches the SQ. */
-	wr[1].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-	wr[1].wr.atomic.remote_addr = 0xdead0000;
-	wr[1].wr.atomic.rkey = 0x4567;
-	bad = NULL;
-	CHECK(vrnic_post_send(&qp->vqp.qp, &wr[1], &bad) == EINVAL &&
-	      bad == &wr[1] && !db_read(VRNIC_DB_SQ) && qp->sq.pi == 4,
-	      "FETCH_AND_ADD -> EINVAL, *bad_wr set, no doorbell");
-	wr[1].opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
-	bad = NULL;
-	CHECK(vrnic_post_send(&qp->vqp.qp, &wr[1], &bad) == EINVAL &&
-	      bad == &wr[1] && !db_read(VRNIC_DB_SQ) && qp->sq.pi == 4,
-	      "CMP_AND_SWP -> EINVAL, *bad_wr set, no doorbell");
-	wr[1].opcode = IBV_WR_RDMA_WRITE;
-	wr[1].wr.rdma.remote_addr = 0xdead0000;
-	wr[1].wr.rdma.rkey = 0x4567;
-
 	/* Completion of the signaled WRITE (position 1) retires 0 and 1. */
 	dev_cqe(cq, qp->qpn, 1, VRNIC_CQE_OP_RDMA_WRITE, 0, 300);
 	n = vrnic_poll_cq(ibvcq, 8, wc);
@@ -632,8 +615,16 @@ static void test_wr_api_and_ud(void)
 		vrnic_destroy_cq(ibv_cq_ex_to_cq(cqx));
 	}
 
-	/* atomic_cap is NONE: ibv_wr_atomic_* fail the session. */
+	/* Atomics (RC): post_send and ibv_wr_atomic_* build the WQE. */
 	{
+		struct ibv_sge s8 = { .addr = 0x7000, .length = 8, .lkey = 0x99 };
+		struct ibv_send_wr aw = {
+			.wr_id = 0xc0, .sg_list = &s8, .num_sge = 1,
+			.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+			.send_flags = IBV_SEND_SIGNALED,
+		};
+		struct ibv_send_wr *abad = NULL;
+		struct vrnic_send_wqe *aw_wqe;
 		struct vrnic_qp *rc;
 		struct ibv_qp_ex *rcx;
 
@@ -645,26 +636,30 @@ static void test_wr_api_and_ud(void)
 		rcx = &rc->vqp.qp_ex;
 		rc->vqp.qp.state = IBV_QPS_RTS;
 
-		ibv_wr_start(rcx);
-		ibv_wr_send(rcx);
-		ibv_wr_set_sge(rcx, 1, 0x6000, 8);
-		ibv_wr_atomic_fetch_add(rcx, 0x77, 0x8000, 1);
-		ibv_wr_set_sge(rcx, 1, 0x7000, 8);
-		CHECK(ibv_wr_complete(rcx) == EINVAL && !db_read(VRNIC_DB_SQ) &&
-		      rc->sq.pi == 0,
-		      "wr_atomic_fetch_add: wr_complete EINVAL, no doorbell");
-		ibv_wr_start(rcx);
-		ibv_wr_atomic_cmp_swp(rcx, 0x77, 0x8000, 1, 2);
-		ibv_wr_set_sge(rcx, 1, 0x7000, 8);
-		CHECK(ibv_wr_complete(rcx) == EINVAL && !db_read(VRNIC_DB_SQ) &&
-		      rc->sq.pi == 0,
-		      "wr_atomic_cmp_swp: wr_complete EINVAL, no doorbell");
-		ibv_wr_start(rcx);
-		ibv_wr_send(rcx);
-		ibv_wr_set_sge(rcx, 1, 0x6000, 8);
-		CHECK(ibv_wr_complete(rcx) == 0 &&
+		aw.wr.atomic.remote_addr = 0x8000;
+		aw.wr.atomic.rkey = 0x77;
+		aw.wr.atomic.compare_add = 5;
+		CHECK(vrnic_post_send(&rc->vqp.qp, &aw, &abad) == 0 &&
 		      db_read(VRNIC_DB_SQ) == db_val(rc->qpn, 1),
-		      "next session posts normally");
+		      "post_send FETCH_AND_ADD posts one WQE");
+		aw_wqe = sq_wqe(rc, 0);
+		CHECK(aw_wqe->opcode == VRNIC_WQE_OP_ATOMIC_FETCH_ADD &&
+		      le64toh(aw_wqe->remote_addr) == 0x8000 &&
+		      le32toh(aw_wqe->rkey) == 0x77 &&
+		      le64toh(aw_wqe->compare_add) == 5 && aw_wqe->num_sge == 1,
+		      "FETCH_ADD WQE: address, rkey, add value, result SGE");
+		ibv_wr_start(rcx);
+		ibv_wr_atomic_cmp_swp(rcx, 0x77, 0x8008, 1, 2);
+		ibv_wr_set_sge(rcx, 1, 0x7000, 8);
+		CHECK(ibv_wr_complete(rcx) == 0 &&
+		      db_read(VRNIC_DB_SQ) == db_val(rc->qpn, 2),
+		      "wr_atomic_cmp_swp posts");
+		aw_wqe = sq_wqe(rc, 1);
+		CHECK(aw_wqe->opcode == VRNIC_WQE_OP_ATOMIC_CMP_SWP &&
+		      le64toh(aw_wqe->remote_addr) == 0x8008 &&
+		      le64toh(aw_wqe->compare_add) == 1 &&
+		      le64toh(aw_wqe->swap) == 2,
+		      "CMP_SWP WQE: address, compare, swap");
 		vrnic_destroy_qp(&rc->vqp.qp);
 	}
 

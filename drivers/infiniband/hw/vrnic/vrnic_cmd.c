@@ -60,6 +60,7 @@ int vrnic_cmd_query_device(struct vrnic_cmdq *cmdq,
 	attr->max_srq_wr = le32_to_cpu(resp.max_srq_wr);
 	attr->max_inline_data = le32_to_cpu(resp.max_inline_data);
 	attr->num_comp_vectors = le32_to_cpu(resp.num_comp_vectors);
+	attr->device_caps = le32_to_cpu(resp.device_caps);
 	return 0;
 }
 

@@ -33,6 +33,7 @@ struct vrnic_cmd_dev_attr {
 	u32 max_srq_wr;
 	u32 max_inline_data;
 	u32 num_comp_vectors;
+	u32 device_caps;		/* VRNIC_DEVICE_CAP_* */
 };
 
 /* QUERY_PORT, decoded from struct vrnic_port_attr. */

@@ -58,8 +58,13 @@ static int vrnic_wqe_opcode(const struct ib_send_wr *wr, enum ib_qp_type type,
 	case IB_WR_RDMA_READ:
 		*opcode = VRNIC_WQE_OP_RDMA_READ;
 		return 0;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		*opcode = VRNIC_WQE_OP_ATOMIC_CMP_SWP;
+		return 0;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		*opcode = VRNIC_WQE_OP_ATOMIC_FETCH_ADD;
+		return 0;
 	default:
-		/* Atomics too: query_device reports atomic_cap NONE. */
 		return -EINVAL;
 	}
 }
@@ -159,6 +164,14 @@ static int vrnic_build_send_wqe(struct vrnic_qp *qp,
 	case VRNIC_WQE_OP_RDMA_READ:
 		wqe->remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
 		wqe->rkey = cpu_to_le32(rdma_wr(wr)->rkey);
+		break;
+	case VRNIC_WQE_OP_ATOMIC_CMP_SWP:
+	case VRNIC_WQE_OP_ATOMIC_FETCH_ADD:
+		/* The original value lands in the (8-byte) local SGE. */
+		wqe->remote_addr = cpu_to_le64(atomic_wr(wr)->remote_addr);
+		wqe->rkey = cpu_to_le32(atomic_wr(wr)->rkey);
+		wqe->compare_add = cpu_to_le64(atomic_wr(wr)->compare_add);
+		wqe->swap = cpu_to_le64(atomic_wr(wr)->swap);
 		break;
 	default:
 		break;

@@ -136,7 +136,9 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	 */
 	attr->device_cap_flags = 0;
 	attr->kernel_cap_flags = 0;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	/* The device executes atomics one at a time: atomic to each other. */
+	attr->atomic_cap = (da->device_caps & VRNIC_DEVICE_CAP_ATOMIC_HCA) ?
+			   IB_ATOMIC_HCA : IB_ATOMIC_NONE;
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;
 	return 0;
 }
