@@ -1,7 +1,8 @@
 #!/bin/bash
 # PID 1 of a vrnic guest, after the initramfs switched to the host root
 # (read-only 9p + tmpfs overlay, so nothing written here reaches the host,
-# except under /vrnic-out). Loads the driver, configures the wire address,
+# except under /vrnic-out). Loads the driver (vrnic.ko, or virtio-net +
+# rdma_rxe on an rxe node), configures the wire address,
 # registers libvrnic for libibverbs (in the overlay's /etc only), runs the
 # command the host left in /vrnic-out/cmd and powers off.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -43,16 +44,47 @@ export VRNIC_IP VRNIC_PEER_IP
 
 . "$VRNIC_TOP/tools/guest/sysfs.sh"
 
-if [ "${VRNIC_MODULE:-1}" = 1 ]; then
+# The node's NIC on the wire: vrnic (vrnic.ko) or rxe (virtio-net with the
+# kernel's soft-RoCE on top, for interop and reference runs).
+VRNIC_NIC=${VRNIC_NIC:-vrnic}
+export VRNIC_NIC
+# up_iface IFACE: bring the wire's net_device up with this node's address.
+up_iface() {
+	VRNIC_IFACE=$1
+	export VRNIC_IFACE
+	ip link set "$VRNIC_IFACE" up
+	ip addr add "$VRNIC_IP/16" dev "$VRNIC_IFACE"
+}
+
+if [ "$VRNIC_NIC" = rxe ]; then
+	# No udev here: load what a vrnic guest gets from vrnic.ko by hand.
+	modprobe virtio_net || say "modprobe virtio_net failed"
+	modprobe ib_uverbs && modprobe rdma_ucm && modprobe rdma_rxe ||
+		say "modprobe ib_uverbs/rdma_ucm/rdma_rxe failed"
+	for d in /sys/class/net/*; do
+		[ "$(basename "$(readlink -f "$d/device/driver" 2>/dev/null)")" = virtio_net ] &&
+			up_iface "$(basename "$d")" && break
+	done
+	if [ -z "${VRNIC_IFACE:-}" ]; then
+		say "no virtio-net net_device"
+	elif rdma link add rxe0 type rxe netdev "$VRNIC_IFACE"; then
+		export VRNIC_IBDEV=rxe0
+	else
+		say "rdma link add rxe0 on $VRNIC_IFACE failed"
+	fi
+elif [ "${VRNIC_MODULE:-1}" = 1 ]; then
 	modprobe ib_uverbs && modprobe rdma_ucm ||
 		say "modprobe ib_uverbs/rdma_ucm failed"
 	if insmod "$VRNIC_TOP/drivers/infiniband/hw/vrnic/vrnic.ko"; then
-		if VRNIC_IFACE=$(vrnic_netdev); then
-			export VRNIC_IFACE
-			ip link set "$VRNIC_IFACE" up
-			ip addr add "$VRNIC_IP/16" dev "$VRNIC_IFACE"
+		if iface=$(vrnic_netdev); then
+			up_iface "$iface"
 		else
 			say "vrnic.ko loaded but no vrnic net_device"
+		fi
+		if VRNIC_IBDEV=$(vrnic_ibdev); then
+			export VRNIC_IBDEV
+		else
+			say "vrnic.ko loaded but no vrnic ib_device"
 		fi
 	else
 		say "insmod vrnic.ko failed"

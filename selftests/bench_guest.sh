@@ -1,0 +1,74 @@
+#!/bin/bash
+# The guest half of make bench (tools/bench.sh): runs perftest between the
+# two guests of a pair, node 1 as server, node 0 as client, one test after
+# another, each under its own timeout. Node 0 prints one machine-readable
+# line per test:
+#   BENCH <test> <bytes> <value> <unit>       (lat: t_typical usec; bw: MB/s)
+#   BENCH <test> <bytes> FAIL <reason>
+# and each test's full output after a '## <test> <bytes>' header.
+# usage: bench_guest.sh [TEST:BYTES:ITERS ...]   (default: the make bench set)
+# env: BENCH_TIMEOUT per test (default 90 s)
+. "$VRNIC_TOP/selftests/rdma_lib.sh"
+
+tmo=${BENCH_TIMEOUT:-90}
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=(
+	ib_write_lat:2:200 ib_write_lat:4096:200
+	ib_read_lat:2:200 ib_read_lat:4096:200
+	ib_send_lat:2:200 ib_send_lat:4096:200
+	ib_write_bw:4096:100 ib_write_bw:65536:100
+	ib_read_bw:4096:100 ib_read_bw:65536:100
+	ib_send_bw:4096:100 ib_send_bw:65536:100
+)
+
+say() { [ "$VRNIC_NODE" = 0 ] && echo "$@"; }
+
+dev=${VRNIC_IBDEV:-}
+if [ -z "$dev" ] || ! wait_gid 30; then
+	for t in "${tests[@]}"; do
+		IFS=: read -r name bytes _ <<<"$t"
+		say "BENCH $name $bytes FAIL no-RDMA-device-or-GID(${VRNIC_NIC:-?})"
+	done
+	exit 1
+fi
+gid=$(roce_gid_index)
+# Resolve the neighbour once, outside the measurements.
+ping -q -c 1 -w 30 "$VRNIC_PEER_IP" >/dev/null
+
+status=0
+for t in "${tests[@]}"; do
+	IFS=: read -r name bytes iters <<<"$t"
+	opts="-d $dev -x $gid -F -s $bytes -n $iters"
+	PAIR_LOG=/tmp/bench.log pair_run "bench-$name-$bytes" "$tmo" \
+		"$name $opts" "$name $opts $VRNIC_PEER_IP"
+	rc=$?
+	[ "$VRNIC_NODE" = 0 ] || continue
+	case "$name" in
+	*_lat) # #bytes #iter t_min t_max t_typical t_avg ...
+		val=$(awk -v b="$bytes" '$1 == b && NF >= 6 && $3 ~ /^[0-9.]+$/ { print $5 }' /tmp/bench.log | tail -n 1)
+		unit=usec ;;
+	*) # #bytes #iter BW_peak BW_average MsgRate
+		val=$(awk -v b="$bytes" '$1 == b && NF >= 5 && $4 ~ /^[0-9.]+$/ { print $4 }' /tmp/bench.log | tail -n 1)
+		unit=MB/s ;;
+	esac
+	if [ "$rc" = 0 ] && [ -n "$val" ]; then
+		echo "BENCH $name $bytes $val $unit"
+	else
+		status=1
+		if [ "$rc" = 124 ]; then
+			why="timeout-${tmo}s"
+		elif [ "$rc" = 0 ]; then
+			why="no-result-line"
+		else
+			# The first line perftest complained with, compressed to one word.
+			# (or its last line).
+			why=$({ grep -m1 -iE "fail|error|couldn't|unable|not found" /tmp/bench.log ||
+				grep . /tmp/bench.log | tail -n 1; } | tr -cs 'A-Za-z0-9_.:-' '-' | cut -c1-60)
+			why="exit-$rc:${why#-}"
+		fi
+		echo "BENCH $name $bytes FAIL ${why%-}"
+	fi
+	echo "## $name $bytes (exit $rc)"
+	sed 's/^/   /' /tmp/bench.log
+done
+exit "$status"

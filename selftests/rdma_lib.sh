@@ -1,0 +1,81 @@
+# shellcheck shell=bash
+# RDMA helpers for guest pairs (sourced inside a tools/vm guest): the RoCEv2
+# GID index of this node's RDMA device and a server/client runner for the
+# standard tools (rping, perftest) that keeps the two guests in step.
+# Works for either NIC: VRNIC_IBDEV is vrnic0 on a vrnic node, rxe0 on an
+# rxe node (tools/vm --nic).
+: "${VRNIC_TOP:?run inside a vrnic guest (tools/vm)}"
+
+# roce_gid_index [DEV]: the index of the RoCE v2 GID holding this node's IPv4
+# address (::ffff:a.b.c.d), as ibv_devinfo -v lists it (usually 1: index 0
+# is the fe80:: link-local GID).
+roce_gid_index() {
+	local dev=${1:-$VRNIC_IBDEV} i
+	i=$(ibv_devinfo -v -d "$dev" 2>/dev/null |
+		sed -n "s/^[[:space:]]*GID\[ *\([0-9]*\)\]:[[:space:]]*::ffff:$VRNIC_IP, RoCE v2$/\1/p" |
+		head -n 1)
+	[ -n "$i" ] && echo "$i"
+}
+
+# wait_gid SECONDS [DEV]: until the IPv4 RoCE v2 GID exists (it appears when
+# the address is added; rdma_rxe adds it asynchronously).
+wait_gid() {
+	local deadline=$((SECONDS + $1))
+	until roce_gid_index "${2:-}" >/dev/null; do
+		[ $SECONDS -lt $deadline ] || return 1
+		sleep 0.2
+	done
+}
+
+# A client that ran before its server was listening fails fast with one of
+# these; anything else is a real failure and is not retried.
+PAIR_RETRY_PATTERN="Couldn't connect to|RDMA_CM_EVENT_REJECTED|RDMA_CM_EVENT_ADDR_ERROR|RDMA_CM_EVENT_ROUTE_ERROR|RDMA_CM_EVENT_UNREACHABLE"
+
+# pair_run NAME TIMEOUT SERVER_CMD CLIENT_CMD
+# Node 1 runs SERVER_CMD, node 0 CLIENT_CMD (bash command lines), each under
+# TIMEOUT seconds. The client starts after a barrier and is retried while it
+# fails to connect (the server may still be starting). Both nodes meet again
+# at the end, so consecutive calls stay in step whatever happened.
+# The command's output goes to $PAIR_LOG (default /tmp/pair-NAME.log); the
+# status is the command's (124 = timed out).
+pair_run() {
+	local name=$1 tmo=$2 srv=$3 cli=$4 rc=0 pid
+	local log=${PAIR_LOG:-/tmp/pair-$name.log}
+	: >"$log"
+	if [ "$VRNIC_NODE" = 1 ]; then
+		# stdbuf: a tool killed by the timeout still leaves its output.
+		timeout -k 5 "$tmo" stdbuf -oL -eL bash -c "$srv" >"$log" 2>&1 </dev/null &
+		pid=$!
+		# Give the server a moment to listen; the client retries anyway.
+		sleep 1
+		pair_barrier_sh "$name-go" || { kill "$pid" 2>/dev/null; rc=1; }
+		wait "$pid" || rc=$?
+	else
+		pair_barrier_sh "$name-go" || rc=1
+		local deadline=$((SECONDS + tmo)) try=0 left
+		while [ "$rc" = 0 ]; do
+			try=$((try + 1))
+			left=$((deadline - SECONDS))
+			[ "$left" -gt 0 ] || { rc=124; break; }
+			timeout -k 5 "$left" stdbuf -oL -eL bash -c "$cli" >"$log.try" 2>&1 </dev/null
+			rc=$?
+			cat "$log.try" >>"$log"
+			if [ "$rc" != 0 ] && [ "$try" -lt 20 ] &&
+				grep -Eq "$PAIR_RETRY_PATTERN" "$log.try"; then
+				echo "pair_run: $name: client attempt $try could not connect, retrying" >>"$log"
+				rc=0
+				sleep 1
+				continue
+			fi
+			break
+		done
+		rm -f "$log.try"
+	fi
+	# The closing barrier waits at most for the other side's own timeout.
+	VRNIC_BARRIER_TIMEOUT=$((tmo + 30)) pair_barrier_sh "$name-done" || [ "$rc" != 0 ] || rc=1
+	return "$rc"
+}
+
+pair_barrier_sh() {
+	python3 "$VRNIC_TOP/selftests/pair_barrier.py" "$1"
+}

@@ -1,0 +1,56 @@
+#!/bin/bash
+# RDMA between the two guests of a pair with the standard tools, on whatever
+# NIC each node has (tools/vm --nic: vrnic, rxe or an interop mix):
+# rping (rdma_cm connection + SEND/RDMA READ/RDMA WRITE, data verified by
+# rping -V) and ib_write_bw (perftest, RC RDMA WRITE, explicit -n).
+# Node 1 is the server, node 0 the client. Knobs: PAIR_RDMA_TIMEOUT (per
+# tool, default 60 s), PAIR_RDMA_RPING_COUNT (10), PAIR_RDMA_BW_ITERS (100).
+. "$(dirname "$0")/../lib.sh"
+. "$VRNIC_TOP/selftests/rdma_lib.sh"
+
+tmo=${PAIR_RDMA_TIMEOUT:-60}
+count=${PAIR_RDMA_RPING_COUNT:-10}
+iters=${PAIR_RDMA_BW_ITERS:-100}
+role=client
+[ "$VRNIC_NODE" = 1 ] && role=server
+
+ktap_print_header
+ktap_set_plan 4
+ktap_print_msg "node $VRNIC_NODE ($role): NIC ${VRNIC_NIC:-?}, $VRNIC_IFACE $VRNIC_IP, RDMA device ${VRNIC_IBDEV:-none}"
+
+dev_ok() {
+	[ -n "${VRNIC_IBDEV:-}" ] &&
+		ibv_devinfo -d "$VRNIC_IBDEV" | grep -q 'state:.*PORT_ACTIVE' &&
+		wait_gid 30
+}
+check "$VRNIC_IBDEV port active with a RoCE v2 IPv4 GID" dev_ok
+gid=$(roce_gid_index) || gid=1
+ktap_print_msg "RoCE v2 GID index for $VRNIC_IP: $gid"
+ibv_devinfo -v -d "$VRNIC_IBDEV" 2>/dev/null | grep -E 'GID\[' | sed 's/^[[:space:]]*/# /'
+
+# Also resolves the neighbour before rdma_cm needs it, and gives a wire
+# capture (tools/vm --pcap) a ping in both directions.
+check "ping $VRNIC_PEER_IP via $VRNIC_IFACE" \
+	ping -q -c 2 -i 0.5 -w 60 -I "$VRNIC_IFACE" "$VRNIC_PEER_IP"
+
+show() { sed 's/^/# /' "$1" | tail -n "${2:-12}"; }
+
+# -V verifies every ping's data on both sides.
+PAIR_LOG=/tmp/rping.log pair_run rping "$tmo" \
+	"rping -s -a $VRNIC_IP -C $count -v -V" \
+	"rping -c -a $VRNIC_PEER_IP -C $count -v -V"
+rc=$?
+show /tmp/rping.log 6
+n=$(grep -c 'ping data: rdma-ping-' /tmp/rping.log)
+rping_ok() { [ "$rc" = 0 ] && [ "$n" -ge "$count" ]; }
+check "rping -C $count -V ($role, exit $rc, $n pings)" rping_ok
+
+PAIR_LOG=/tmp/bw.log pair_run write_bw "$tmo" \
+	"ib_write_bw -d $VRNIC_IBDEV -x $gid -n $iters -F" \
+	"ib_write_bw -d $VRNIC_IBDEV -x $gid -n $iters -F $VRNIC_PEER_IP"
+rc=$?
+show /tmp/bw.log 4
+bw=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { print $4 }' /tmp/bw.log | tail -n 1)
+bw_ok() { [ "$rc" = 0 ] && [ -n "$bw" ]; }
+check "ib_write_bw -n $iters ($role, exit $rc, ${bw:-no} MB/s)" bw_ok
+ktap_finished
