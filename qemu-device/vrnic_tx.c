@@ -591,10 +591,18 @@ static void vrnic_tx_process(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
         VrnicSwqe *s = &x->win[x->next % VRNIC_TX_WINDOW];
         VrnicTxRes r = VRNIC_TX_DONE;
 
+        /*
+         * Window full: the slot still holds WQE next - VRNIC_TX_WINDOW,
+         * in flight (started, all sent). It is not the WQE at next; wait
+         * for completions (they re-kick). The window check comes before
+         * looking at the slot's state.
+         */
+        if ((uint16_t)(x->next - qp->sq.ci) >= VRNIC_TX_WINDOW) {
+            return;
+        }
         if (!s->started) {
             /* New WQEs start in RTS only; SQD finishes the one in flight. */
-            if (qp->state != VRNIC_QPS_RTS ||
-                (uint16_t)(x->next - qp->sq.ci) >= VRNIC_TX_WINDOW) {
+            if (qp->state != VRNIC_QPS_RTS) {
                 return;
             }
             r = vrnic_tx_start(core, qpn, qp, s);

@@ -5,6 +5,7 @@
  * MTU, MTU+1, 64 KiB; PSN wrap-around; immediate data and SEND_INV; UC;
  * UD/GSI with the GRH area (IPv4 and IPv6) and Q_Key rules; remote and local
  * errors with flushes; zero-length WRITE/READ with a bad rkey; RNR NAK;
+ * many outstanding 64 KiB WRITEs/SENDs (a deep SQ past the TX window);
  * PSN gap / out-of-window; routing and ICRC drops.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -32,6 +33,7 @@ typedef struct Qp {
     uint64_t mem;
     uint16_t sq_pi, rq_pi;
     uint8_t type;
+    uint8_t sq_log, sq_shift, rq_log;   /* 0: the obj_helpers defaults */
 } Qp;
 
 static void gid_v4(uint8_t gid[16], uint8_t last)
@@ -124,6 +126,7 @@ static void qp_new(Qp *q, Node *n, uint8_t type, uint32_t srqn)
     q->n = n;
     q->type = type;
     q->sq_pi = q->rq_pi = 0;
+    q->sq_log = q->sq_shift = q->rq_log = 0;
     if (type == VRNIC_QP_TYPE_GSI) {
         q->qpn = create_qp(n->f, type, n->pdn, n->scq, n->rcq, 0, 0, &q->mem);
     } else {
@@ -133,6 +136,34 @@ static void qp_new(Qp *q, Node *n, uint8_t type, uint32_t srqn)
     if (!q->qpn) {
         abort();
     }
+}
+
+/* An RC QP with a deep SQ and RQ (2^7 each: what perftest asks for), the
+ * WQE rings inline-described (24 KiB). */
+static void qp_new_deep(Qp *q, Node *n)
+{
+    uint64_t a;
+    AnyCmd c;
+    uint64_t r;
+
+    q->n = n;
+    q->type = VRNIC_QP_TYPE_RC;
+    q->sq_pi = q->rq_pi = 0;
+    q->sq_log = 7;
+    q->sq_shift = 7;
+    q->rq_log = 7;
+    a = obj_alloc(n->f, (1u << 14) + (1u << (7 + QP_RQ_SHIFT)), 4096);
+    qp_cmd(&c, VRNIC_QP_TYPE_RC, n->pdn, n->scq, n->rcq, 0, 0, a);
+    c.qp.sq_log_depth = 7;
+    c.qp.sq_wqe_shift = 7;
+    c.qp.rq_log_depth = 7;
+    c.qp.rq_offset = htole32(1u << 14);
+    mem_inline(&c.qp.mem, a, (1u << 14) + (1u << (7 + QP_RQ_SHIFT)));
+    if (run(n->f, &c, &r) != VRNIC_AQ_STS_OK) {
+        abort();
+    }
+    q->qpn = r;
+    q->mem = a;
 }
 
 /* RESET -> RTS, connected to peer (RC/UC) or just up (UD/GSI). */
@@ -179,12 +210,14 @@ static void post_send(Qp *q, uint64_t wr_id, uint8_t op, uint8_t flags,
                       const Sg *sg, unsigned nsg, uint64_t raddr,
                       uint32_t rkey, uint32_t imm, const Qp *to, uint32_t qkey)
 {
-    uint8_t *w = fake_ptr(q->n->f, q->mem + (q->sq_pi % (1u << QP_SQ_LOG)) *
-                          (1u << QP_SQ_SHIFT));
+    uint32_t sq_log = q->sq_log ? q->sq_log : QP_SQ_LOG;
+    uint32_t sq_shift = q->sq_shift ? q->sq_shift : QP_SQ_SHIFT;
+    uint8_t *w = fake_ptr(q->n->f, q->mem + (q->sq_pi % (1u << sq_log)) *
+                          (1u << sq_shift));
     struct vrnic_send_wqe *h = (void *)w;
     struct vrnic_sge *s = (void *)(w + 64);
 
-    memset(w, 0, 1u << QP_SQ_SHIFT);
+    memset(w, 0, 1u << sq_shift);
     h->wr_id = htole64(wr_id);
     h->opcode = op;
     h->flags = flags | VRNIC_WQE_FLAG_SIGNALED;
@@ -216,8 +249,10 @@ static void post_atomic(Qp *q, uint64_t wr_id, uint8_t op, const Sg *sg,
                         uint64_t raddr, uint32_t rkey, uint64_t cmp_add,
                         uint64_t swap)
 {
-    uint8_t *w = fake_ptr(q->n->f, q->mem + (q->sq_pi % (1u << QP_SQ_LOG)) *
-                          (1u << QP_SQ_SHIFT));
+    uint32_t sq_log = q->sq_log ? q->sq_log : QP_SQ_LOG;
+    uint32_t sq_shift = q->sq_shift ? q->sq_shift : QP_SQ_SHIFT;
+    uint8_t *w = fake_ptr(q->n->f, q->mem + (q->sq_pi % (1u << sq_log)) *
+                          (1u << sq_shift));
     struct vrnic_send_wqe *h = (void *)w;
 
     post_send(q, wr_id, op, 0, sg, 1, raddr, rkey, 0, NULL, 0);
@@ -227,8 +262,10 @@ static void post_atomic(Qp *q, uint64_t wr_id, uint8_t op, const Sg *sg,
 
 static void post_recv(Qp *q, uint64_t wr_id, const Sg *sg, unsigned nsg)
 {
-    uint8_t *w = fake_ptr(q->n->f, q->mem + QP_RQ_OFF +
-                          (q->rq_pi % (1u << QP_RQ_LOG)) * (1u << QP_RQ_SHIFT));
+    uint32_t rq_log = q->rq_log ? q->rq_log : QP_RQ_LOG;
+    uint32_t rq_off = q->rq_log ? 1u << (q->sq_log + q->sq_shift) : QP_RQ_OFF;
+    uint8_t *w = fake_ptr(q->n->f, q->mem + rq_off +
+                          (q->rq_pi % (1u << rq_log)) * (1u << QP_RQ_SHIFT));
     struct vrnic_recv_wqe *h = (void *)w;
     struct vrnic_sge *s = (void *)(w + 16);
 
@@ -395,6 +432,76 @@ TEST_F(pair, rc_write_read_64k)
                             fake_ptr(self->a.f, back), len));
         ASSERT_FALSE(poll(&self->b, false, &e));    /* one-sided */
     }
+}
+
+/*
+ * ib_write_bw / ib_send_bw: a deep SQ (128) of 64 KiB WRITEs, then SENDs,
+ * at path MTU 1024 - four times the requester window (VRNIC_TX_WINDOW), 64
+ * packets each, with no Ethernet RX buffers posted on either side. Every
+ * WQE must go out (8192 packets per round) and complete in order. Before
+ * the fix, a full window let the send cursor run over the slots still
+ * holding in-flight WQEs: WQEs 32..127 were "sent" with no packets and
+ * never completed (the guest benchmarks hung after ~53 messages).
+ */
+TEST_F(pair, rc_many_outstanding_64k)
+{
+    const uint32_t len = 65536, n = 128;
+    Qp qa, qb;
+    uint64_t src, dst;
+    uint32_t rkey, lkey;
+    struct vrnic_cqe e;
+    Sg s, r;
+
+    qp_new_deep(&qa, &self->a);
+    qp_new_deep(&qb, &self->b);
+    connect(&qa, &qb, 3, 0x10, 0x20);
+    src = buf_alloc(&self->a, len);
+    dst = buf_alloc(&self->b, len);
+    fill(&self->a, src, len, 3);
+    s = (Sg){ src, len, mr_any(&self->a, 0, src, len) };
+    rkey = mr_any(&self->b, ACC_ALL, dst, len);
+    lkey = rkey;
+    r = (Sg){ dst, len, lkey };
+    /* No Ethernet RX buffers: RoCE frames must not wait for them. */
+    ASSERT_EQ(self->b.f->core.eth_rx.pi, self->b.f->core.eth_rx.ci);
+    ASSERT_EQ(self->a.f->core.eth_rx.pi, self->a.f->core.eth_rx.ci);
+
+    for (unsigned round = 0; round < 2; round++) {
+        bool send = round == 1;
+
+        memset(fake_ptr(self->b.f, dst), 0, len);
+        for (uint32_t i = 0; i < n; i++) {
+            if (send) {
+                post_recv(&qb, 0x1000 + i, &r, 1);
+            }
+            post_send(&qa, i, send ? VRNIC_WQE_OP_SEND :
+                                     VRNIC_WQE_OP_RDMA_WRITE,
+                      0, &s, 1, dst, rkey, 0, NULL, 0);
+        }
+        fake_settle(self->a.f);
+        for (uint32_t i = 0; i < n; i++) {
+            ASSERT_TRUE(poll(&self->a, true, &e)) {
+                TH_LOG("round %u: %u of %u sends completed", round, i, n);
+            }
+            ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+            ASSERT_EQ(i, le64toh(e.wr_id));
+            if (send) {
+                ASSERT_TRUE(poll(&self->b, false, &e));
+                ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+                ASSERT_EQ(0x1000 + i, le64toh(e.wr_id));
+                ASSERT_EQ(len, le32toh(e.byte_len));
+            }
+        }
+        ASSERT_FALSE(poll(&self->a, true, &e));
+        ASSERT_EQ((round + 1) * n * (len / 1024),
+                  self->a.f->core.stats.rdma_tx_pkts);
+        ASSERT_EQ(0, memcmp(fake_ptr(self->a.f, src),
+                            fake_ptr(self->b.f, dst), len));
+    }
+    ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&qa));
+    ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&qb));
+    ASSERT_EQ(0, self->b.f->core.stats.rdma_rx_psn_gap);
+    ASSERT_EQ(0, self->a.f->core.stats.rdma_rx_resp_drop);
 }
 
 TEST_F(pair, rc_read_sizes_multi_sge)
