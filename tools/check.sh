@@ -80,8 +80,11 @@ pyverbs() {
 	shift
 	echo "pyverbs_$name:/usr/bin/python3 selftests/pyverbs/pyverbs_tap.py --dev vrnic0 $*"
 }
-# The pyverbs cases that need no traffic (traffic arrives with the transport).
-pyverbs_objects="test_pd tests.test_cq.CQAPITest test_qp tests.test_mr.MRTest.test_reg_mr_bad_flags"
+# pyverbs: the control-path modules, and the MR tests that pass today
+# (MRTest.test_mr_rereg_access does not yet: see the transport issue).
+mr="tests.test_mr.MRTest"
+pyverbs_objects="test_pd test_cq test_qp $mr.test_reg_mr_bad_flags $mr.test_mr_rereg_pd"
+pyverbs_objects+=" $mr.test_mr_rereg_addr $mr.test_mr_rereg_access_bad_flow"
 
 # 1 GiB: mr_translation registers a 256 MiB MR.
 guest single -t 1200 -m 1024 -- \
@@ -145,6 +148,20 @@ wire pair_rxe -m 100 -p 169.254.0.1,169.254.0.2 \
 	-o RC_RDMA_READ_RESPONSE_ONLY -o RC_RDMA_WRITE_ONLY \
 	-o RC_RDMA_WRITE_FIRST -o RC_RDMA_WRITE_MIDDLE -o RC_RDMA_WRITE_LAST \
 	-o RC_ACKNOWLEDGE "$out/pair_rxe.pcap"
+
+# Interop: vrnic against rdma_rxe on the same wire, in both roles (node 0
+# is the client): rping -V and ib_write_bw; rxe's and vrnic's frames must
+# all decode and carry valid ICRCs.
+guest interop_vrnic_client -n 2 --nic vrnic,rxe -t 300 \
+	--pcap "$out/interop_vrnic_client.pcap" -- \
+	"interop_vrnic_client:selftests/vrnic/pair_rdma.sh"
+wire interop_vrnic_client -m 100 -o UD_SEND_ONLY -o RC_RDMA_WRITE_FIRST \
+	-o RC_ACKNOWLEDGE "$out/interop_vrnic_client.pcap"
+guest interop_rxe_client -n 2 --nic rxe,vrnic -t 300 \
+	--pcap "$out/interop_rxe_client.pcap" -- \
+	"interop_rxe_client:selftests/vrnic/pair_rdma.sh"
+wire interop_rxe_client -m 100 -o UD_SEND_ONLY -o RC_RDMA_WRITE_FIRST \
+	-o RC_ACKNOWLEDGE "$out/interop_rxe_client.pcap"
 
 step "summary ($((SECONDS - t0)) s)"
 python3 "$VRNIC_TOP/tools/tap-summary.py" "$out"/*.tap
