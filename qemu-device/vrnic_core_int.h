@@ -161,6 +161,8 @@ bool vrnic_cq_post(VrnicCore *core, uint32_t cqn, const struct vrnic_cqe *cqe);
 void vrnic_cq_process(VrnicCore *core);
 
 /* vrnic_qp.c: QPs and SRQs. */
+/* The CQE opcode completing a send WQE of this opcode (flushes included). */
+uint8_t vrnic_cqe_opcode(uint8_t wqe_opcode);
 uint8_t vrnic_qp_create(VrnicCore *core, const struct vrnic_aq_create_qp *c,
                         uint64_t *result);
 uint8_t vrnic_qp_modify(VrnicCore *core, const struct vrnic_aq_modify_qp *c);

@@ -205,7 +205,7 @@ void vrnic_qp_set_pending(VrnicCore *core, VrnicQp *qp, bool on)
     }
 }
 
-static uint8_t vrnic_cqe_opcode(uint8_t wqe_opcode)
+uint8_t vrnic_cqe_opcode(uint8_t wqe_opcode)
 {
     switch (wqe_opcode) {
     case VRNIC_WQE_OP_RDMA_WRITE:

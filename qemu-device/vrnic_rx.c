@@ -341,6 +341,22 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
 
 /* ---- receive WQEs ---------------------------------------------------------- */
 
+/*
+ * No receive WQE for an RC SEND/WRITE_IMM: RNR NAK carrying the responder's
+ * min_rnr_timer code (the requester's retry comes with the next issue).
+ */
+static void vrnic_resp_rnr_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                               uint32_t psn)
+{
+    trace_vrnic_rx_drop(qpn, psn, "no receive WQE: RNR NAK");
+    core->stats.rdma_rnr_naks_sent++;
+    core->stats.rdma_naks_sent++;
+    vrnic_resp_ack(qp, psn, true,
+                   VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_RNR_NAK) |
+                   (qp->attr.min_rnr_timer & 0x1f));
+    vrnic_resp_drain(core, qpn, qp);
+}
+
 static bool vrnic_rx_get_rwqe(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
 {
     VrnicXport *x = qp->x;
@@ -660,15 +676,7 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                   "no receive WQE");
                     return;
                 }
-                /* RNR NAK: the requester retries later (next issue). */
-                trace_vrnic_rx_drop(qpn, psn, "no receive WQE: RNR NAK");
-                core->stats.rdma_rnr_naks_sent++;
-                core->stats.rdma_naks_sent++;
-                vrnic_resp_ack(qp, psn, true,
-                               VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK,
-                                                VRNIC_AETH_RNR_NAK) |
-                               (qp->attr.min_rnr_timer & 0x1f));
-                vrnic_resp_drain(core, qpn, qp);
+                vrnic_resp_rnr_nak(core, qpn, qp, psn);
                 return;
             }
             x->rcv_off = 0;
@@ -735,14 +743,7 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                               "no receive WQE");
                 return;
             }
-            trace_vrnic_rx_drop(qpn, psn, "no receive WQE: RNR NAK");
-            core->stats.rdma_rnr_naks_sent++;
-            core->stats.rdma_naks_sent++;
-            vrnic_resp_ack(qp, psn, true,
-                           VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK,
-                                            VRNIC_AETH_RNR_NAK) |
-                           (qp->attr.min_rnr_timer & 0x1f));
-            vrnic_resp_drain(core, qpn, qp);
+            vrnic_resp_rnr_nak(core, qpn, qp, psn);
             return;
         }
         if (plen) {

@@ -247,23 +247,6 @@ static bool vrnic_op_is_rd(uint8_t op)
            op == VRNIC_WQE_OP_ATOMIC_FETCH_ADD;
 }
 
-static uint8_t vrnic_wqe_cqe_opcode(uint8_t op)
-{
-    switch (op) {
-    case VRNIC_WQE_OP_RDMA_WRITE:
-    case VRNIC_WQE_OP_RDMA_WRITE_IMM:
-        return VRNIC_CQE_OP_RDMA_WRITE;
-    case VRNIC_WQE_OP_RDMA_READ:
-        return VRNIC_CQE_OP_RDMA_READ;
-    case VRNIC_WQE_OP_ATOMIC_CMP_SWP:
-        return VRNIC_CQE_OP_COMP_SWAP;
-    case VRNIC_WQE_OP_ATOMIC_FETCH_ADD:
-        return VRNIC_CQE_OP_FETCH_ADD;
-    default:
-        return VRNIC_CQE_OP_SEND;
-    }
-}
-
 /* Complete, in SQ order, every WQE that is done (or, for RC SEND/WRITE,
  * covered by the newest ACK). An error status completes and moves the QP
  * to ERR, which flushes the rest. */
@@ -297,7 +280,7 @@ static void vrnic_tx_complete(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
             memset(&e, 0, sizeof(e));
             e.wr_id = s->hdr.wr_id;
             e.qpn = cpu_to_le32(qpn);
-            e.opcode = vrnic_wqe_cqe_opcode(s->hdr.opcode);
+            e.opcode = vrnic_cqe_opcode(s->hdr.opcode);
             e.status = s->status;
             if (e.status == VRNIC_WC_SUCCESS &&
                 s->hdr.opcode == VRNIC_WQE_OP_RDMA_READ) {
