@@ -80,10 +80,13 @@ pyverbs() {
 	shift
 	echo "pyverbs_$name:/usr/bin/python3 selftests/pyverbs/pyverbs_tap.py --dev vrnic0 $*"
 }
-# pyverbs: the control-path modules, and the MR tests that pass today
-# (MRTest.test_mr_rereg_access does not yet: see the transport issue).
+# pyverbs: the control-path modules, and the MR tests that pass today.
+# Not yet: MRTest.test_mr_rereg_access (REM_ACCESS_ERR after re-registering
+# the access rights) and CQTest.test_resize_cq, which races: its UD sends
+# may not have completed when the shrinking resize runs.
 mr="tests.test_mr.MRTest"
-pyverbs_objects="test_pd test_cq test_qp $mr.test_reg_mr_bad_flags $mr.test_mr_rereg_pd"
+pyverbs_objects="test_pd tests.test_cq.CQAPITest test_qp $mr.test_reg_mr_bad_flags"
+pyverbs_objects+=" $mr.test_mr_rereg_pd"
 pyverbs_objects+=" $mr.test_mr_rereg_addr $mr.test_mr_rereg_access_bad_flow"
 
 # 1 GiB: mr_translation registers a 256 MiB MR.
