@@ -6,20 +6,13 @@
 #   BENCH <test> <bytes> <value> <unit>       (lat: t_typical usec; bw: MB/s)
 #   BENCH <test> <bytes> FAIL <reason>
 # and each test's full output after a '## <test> <bytes>' header.
-# usage: bench_guest.sh [TEST:BYTES:ITERS ...]   (default: the make bench set)
+# usage: bench_guest.sh TEST:BYTES:ITERS ...   (tools/bench.sh passes the set)
 # env: BENCH_TIMEOUT per test (default 90 s)
 . "$VRNIC_TOP/selftests/rdma_lib.sh"
 
 tmo=${BENCH_TIMEOUT:-90}
 tests=("$@")
-[ ${#tests[@]} -gt 0 ] || tests=(
-	ib_write_lat:2:200 ib_write_lat:4096:200
-	ib_read_lat:2:200 ib_read_lat:4096:200
-	ib_send_lat:2:200 ib_send_lat:4096:200
-	ib_write_bw:4096:100 ib_write_bw:65536:100
-	ib_read_bw:4096:100 ib_read_bw:65536:100
-	ib_send_bw:4096:100 ib_send_bw:65536:100
-)
+[ ${#tests[@]} -gt 0 ] || { echo "usage: bench_guest.sh TEST:BYTES:ITERS ..." >&2; exit 2; }
 
 say() { [ "$VRNIC_NODE" = 0 ] && echo "$@"; }
 
