@@ -31,6 +31,7 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
     case VRNIC_AQ_OP_QUERY_DEVICE:
     case VRNIC_AQ_OP_QUERY_PORT:
     case VRNIC_AQ_OP_QUERY_GID:
+    case VRNIC_AQ_OP_QUERY_PORT_STATS:
     case VRNIC_AQ_OP_QUERY_QP:
     case VRNIC_AQ_OP_QUERY_SRQ: {
         const struct vrnic_aq_query *c = (const void *)raw;
@@ -45,6 +46,8 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
             return vrnic_port_query_port(core, c);
         case VRNIC_AQ_OP_QUERY_GID:
             return vrnic_port_query_gid(core, c);
+        case VRNIC_AQ_OP_QUERY_PORT_STATS:
+            return vrnic_port_query_stats(core, c);
         case VRNIC_AQ_OP_QUERY_QP:
             return vrnic_qp_query(core, c);
         default:

@@ -107,29 +107,8 @@ typedef struct VrnicCounters {
     uint64_t eq_overflows;
     uint64_t cq_overflows;
     uint64_t db_rejected;
-    /* RoCEv2 transport (vrnic_tx.c, vrnic_rx.c) */
-    uint64_t rdma_tx_pkts;
-    uint64_t rdma_tx_bytes;
-    uint64_t rdma_rx_pkts;
-    uint64_t rdma_rx_bytes;
-    uint64_t rdma_loop_pkts;        /* delivered on the loopback queue */
-    uint64_t rdma_rx_malformed;     /* codec refused it (not ICRC) */
-    uint64_t rdma_rx_icrc_err;
-    uint64_t rdma_rx_no_qp;         /* no such QP, or wrong QP type */
-    uint64_t rdma_rx_bad_state;     /* QP not able to receive / respond */
-    uint64_t rdma_rx_bad_pkey;
-    uint64_t rdma_rx_bad_opcode;    /* opcode out of sequence / for QP */
-    uint64_t rdma_rx_psn_window;    /* out of the PSN window */
-    uint64_t rdma_rx_psn_gap;       /* gap: NAK sequence (RC), UC drops */
-    uint64_t rdma_rx_dup;           /* duplicates (RC) */
-    uint64_t rdma_rx_qkey_mismatch; /* UD: dropped, no CQE */
-    uint64_t rdma_rx_no_wqe;        /* UD/UC: no receive WQE, dropped */
-    uint64_t rdma_rx_resp_drop;     /* responses matching no request */
-    uint64_t rdma_naks_sent;        /* NAKs of every kind sent */
-    uint64_t rdma_rnr_naks_sent;
-    uint64_t rdma_naks_rcvd;
-    uint64_t rdma_rnr_naks_rcvd;
-    uint64_t rdma_seq_naks_rcvd;
+    /* RoCEv2 transport (vrnic_tx.c, vrnic_rx.c): QUERY_PORT_STATS */
+    uint64_t port[VRNIC_PORT_STAT_NUM];
 } VrnicCounters;
 
 /*

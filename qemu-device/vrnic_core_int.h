@@ -86,6 +86,8 @@ void vrnic_aeq_write_ci(VrnicCore *core, uint32_t val);
 uint8_t vrnic_port_query_device(VrnicCore *core, const struct vrnic_aq_query *c);
 uint8_t vrnic_port_query_port(VrnicCore *core, const struct vrnic_aq_query *c);
 uint8_t vrnic_port_query_gid(VrnicCore *core, const struct vrnic_aq_query *c);
+uint8_t vrnic_port_query_stats(VrnicCore *core,
+                               const struct vrnic_aq_query *c);
 uint8_t vrnic_port_set_mac(VrnicCore *core, const struct vrnic_aq_set_mac *c);
 uint8_t vrnic_port_set_mtu(VrnicCore *core, const struct vrnic_aq_set_mtu *c);
 uint8_t vrnic_port_add_gid(VrnicCore *core, const struct vrnic_aq_gid *c);

@@ -7,7 +7,7 @@
 #include "qemu/osdep.h"
 #include "vrnic_core_int.h"
 
-#define VRNIC_FW_VERSION    0x0000000100010000ull   /* 1.1.0: interface 1.1 */
+#define VRNIC_FW_VERSION    0x0000000100020000ull   /* 1.2.0: interface 1.2 */
 #define VRNIC_PORT_NUM      1
 
 /* Write a query answer of exactly resp_len bytes to the guest's buffer. */
@@ -103,6 +103,20 @@ uint8_t vrnic_port_query_gid(VrnicCore *core, const struct vrnic_aq_query *c)
     memcpy(e.gid, core->gids[index].gid, sizeof(e.gid));
     e.type = cpu_to_le32(core->gids[index].type);
     return vrnic_port_answer(core, c, &e, sizeof(e));
+}
+
+uint8_t vrnic_port_query_stats(VrnicCore *core,
+                               const struct vrnic_aq_query *c)
+{
+    struct vrnic_port_stats st = {};
+
+    if (le32_to_cpu(c->index) != VRNIC_PORT_NUM) {
+        return VRNIC_AQ_STS_BAD_INDEX;
+    }
+    for (unsigned i = 0; i < VRNIC_PORT_STAT_NUM; i++) {
+        st.counter[i] = cpu_to_le64(core->stats.port[i]);
+    }
+    return vrnic_port_answer(core, c, &st, sizeof(st));
 }
 
 uint8_t vrnic_port_set_mac(VrnicCore *core, const struct vrnic_aq_set_mac *c)

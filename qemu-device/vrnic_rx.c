@@ -8,7 +8,7 @@
  * one of the port's GIDs (::ffff:a.b.c.d for IPv4) belongs to the RDMA
  * engine; everything else stays on the Ethernet RX ring. The codec then
  * parses it (lengths, checksums, opcode, ICRC); a frame it refuses is
- * dropped and counted (rdma_rx_icrc_err, rdma_rx_malformed) and traced -
+ * dropped and counted (RX_ICRC_ERR, RX_MALFORMED port counters) and traced -
  * a bad wire packet is never a guest error.
  *
  * Loopback: a frame the transport addresses to one of the device's own
@@ -21,13 +21,13 @@
  * exists (DestQP; 1 = GSI) and its type fits the opcode's transport
  * (RC, UC, UD for UD and GSI), P_Key is the default (low 15 bits all
  * ones), the QP state (responses: RTS/SQD/SQE; requests: RTR and later),
- * then for UD the Q_Key (a mismatch is counted in rdma_rx_qkey_mismatch,
+ * then for UD the Q_Key (a mismatch is counted in RX_QKEY_MISMATCH,
  * no CQE) and for RC/UC the PSN (vrnic_xport.h) and the opcode sequence.
  *
  * Responder, per operation:
  *  - SEND: a receive WQE (RQ, or the SRQ) is taken at FIRST/ONLY and held
  *    until LAST; none: RC sends an RNR NAK (timer = min_rnr_timer) and
- *    drops the packet, UC/UD drop it (rdma_rx_no_wqe). Payload is scattered
+ *    drops the packet, UC/UD drop it (RX_NO_WQE). Payload is scattered
  *    through the WQE's SGEs (LOCAL_WRITE checked): a key failure completes
  *    the WQE with LOC_PROT_ERR (RC: NAK REMOTE_OPERATIONAL), too much data
  *    with LOC_LEN_ERR (RC: NAK INVALID_REQUEST); either moves the QP to
@@ -111,7 +111,7 @@ void vrnic_loop_process(VrnicCore *core)
         /* Dequeue first: handling the frame may queue answers. */
         memcpy(frame, l->frame[slot], len);
         l->head++;
-        core->stats.rdma_loop_pkts++;
+        core->stats.port[VRNIC_PORT_STAT_LOOP_PKTS]++;
         vrnic_rx_frame(core, frame, len);
     }
     if (l->head != l->tail) {
@@ -319,7 +319,7 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
                     VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_NAK) |
                     VRNIC_NAK_REM_ACCESS;
                 vrnic_resp_send(core, qpn, qp, &h, NULL, 0, NULL, 0);
-                core->stats.rdma_naks_sent++;
+                core->stats.port[VRNIC_PORT_STAT_NAKS_SENT]++;
                 vrnic_qp_error(core, qpn);
                 return;
             }
@@ -349,8 +349,8 @@ static void vrnic_resp_rnr_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                uint32_t psn)
 {
     trace_vrnic_rx_drop(qpn, psn, "no receive WQE: RNR NAK");
-    core->stats.rdma_rnr_naks_sent++;
-    core->stats.rdma_naks_sent++;
+    core->stats.port[VRNIC_PORT_STAT_RNR_NAKS_SENT]++;
+    core->stats.port[VRNIC_PORT_STAT_NAKS_SENT]++;
     vrnic_resp_ack(qp, psn, true,
                    VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_RNR_NAK) |
                    (qp->attr.min_rnr_timer & 0x1f));
@@ -484,13 +484,13 @@ static void vrnic_rx_fail(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     }
     x->in_msg = VRNIC_MSG_NONE;
     if (qp->type != VRNIC_QP_TYPE_RC) {
-        core->stats.rdma_rx_bad_opcode++;
+        core->stats.port[VRNIC_PORT_STAT_RX_BAD_OPCODE]++;
         if (status != VRNIC_WC_SUCCESS) {
             vrnic_qp_error(core, qpn);
         }
         return;
     }
-    core->stats.rdma_naks_sent++;
+    core->stats.port[VRNIC_PORT_STAT_NAKS_SENT]++;
     vrnic_resp_ack(qp, psn, true, vrnic_nak_syn(nak));
     vrnic_resp_drain(core, qpn, qp);
     vrnic_qp_error(core, qpn);
@@ -504,12 +504,12 @@ static void vrnic_rx_ud(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     uint32_t psn = pkt->hdr.bth.psn;
 
     if (pkt->hdr.deth.qkey != le32_to_cpu(qp->attr.qkey)) {
-        vrnic_rx_drop(core, &core->stats.rdma_rx_qkey_mismatch, qpn, psn,
+        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_QKEY_MISMATCH], qpn, psn,
                       "Q_Key mismatch");
         return;
     }
     if (!vrnic_rx_get_rwqe(core, qpn, qp)) {
-        vrnic_rx_drop(core, &core->stats.rdma_rx_no_wqe, qpn, psn,
+        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_NO_WQE], qpn, psn,
                       "no receive WQE");
         return;
     }
@@ -575,23 +575,23 @@ static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
             return true;
         }
         x->in_msg = VRNIC_MSG_NONE;
-        vrnic_rx_drop(core, &core->stats.rdma_rx_psn_gap, qpn, psn,
+        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_OUT_OF_SEQ], qpn, psn,
                       "UC PSN gap: rest of the message dropped");
         return false;
     }
     if (d > 0 && d <= (int32_t)VRNIC_PSN_WINDOW) {
-        vrnic_rx_drop(core, &core->stats.rdma_rx_psn_gap, qpn, psn,
+        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_OUT_OF_SEQ], qpn, psn,
                       "PSN gap");
         if (!x->nak_seq_sent) {
             x->nak_seq_sent = true;
-            core->stats.rdma_naks_sent++;
+            core->stats.port[VRNIC_PORT_STAT_NAKS_SENT]++;
             vrnic_resp_ack(qp, x->epsn, true, vrnic_nak_syn(VRNIC_NAK_PSN_SEQ));
             vrnic_resp_drain(core, qpn, qp);
         }
         return false;
     }
     if (d < 0 && d >= -(int32_t)VRNIC_PSN_WINDOW) {
-        vrnic_rx_drop(core, &core->stats.rdma_rx_dup, qpn, psn, "duplicate");
+        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_DUPLICATE], qpn, psn, "duplicate");
         if (op == VRNIC_IB_READ_REQ) {
             /* Served again from memory; MSN and ePSN do not move. */
             if (vrnic_rx_rkey_ok(core, qp, VRNIC_ACCESS_REMOTE_READ,
@@ -615,7 +615,7 @@ static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         vrnic_resp_drain(core, qpn, qp);
         return false;
     }
-    vrnic_rx_drop(core, &core->stats.rdma_rx_psn_window, qpn, psn,
+    vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_PSN_WINDOW], qpn, psn,
                   "PSN out of window");
     return false;
 }
@@ -652,7 +652,7 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     }
     if (x->in_msg == VRNIC_MSG_NONE && !first && kind != VRNIC_MSG_NONE) {
         if (!rc) {
-            vrnic_rx_drop(core, &core->stats.rdma_rx_psn_gap, qpn, psn,
+            vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_OUT_OF_SEQ], qpn, psn,
                           "UC: middle of a dropped message");
             x->epsn = vrnic_psn_add(psn, 1);
             return;
@@ -672,7 +672,7 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         if (first) {
             if (!vrnic_rx_get_rwqe(core, qpn, qp)) {
                 if (!rc) {
-                    vrnic_rx_drop(core, &core->stats.rdma_rx_no_wqe, qpn, psn,
+                    vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_NO_WQE], qpn, psn,
                                   "no receive WQE");
                     return;
                 }
@@ -739,7 +739,7 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         if ((oi->hdrs & VRNIC_HDR_IMM) && !vrnic_rx_get_rwqe(core, qpn, qp)) {
             if (!rc) {
                 x->in_msg = VRNIC_MSG_NONE;
-                vrnic_rx_drop(core, &core->stats.rdma_rx_no_wqe, qpn, psn,
+                vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_NO_WQE], qpn, psn,
                               "no receive WQE");
                 return;
             }
@@ -872,15 +872,15 @@ void vrnic_rx_frame(VrnicCore *core, const uint8_t *frame, size_t len)
 
     if (err != VRNIC_PKT_OK) {
         if (err == VRNIC_PKT_ERR_ICRC) {
-            core->stats.rdma_rx_icrc_err++;
+            core->stats.port[VRNIC_PORT_STAT_RX_ICRC_ERR]++;
         } else {
-            core->stats.rdma_rx_malformed++;
+            core->stats.port[VRNIC_PORT_STAT_RX_MALFORMED]++;
         }
         trace_vrnic_rx_bad(vrnic_pkt_err_str(err), len);
         return;
     }
-    core->stats.rdma_rx_pkts++;
-    core->stats.rdma_rx_bytes += len;
+    core->stats.port[VRNIC_PORT_STAT_RX_PKTS]++;
+    core->stats.port[VRNIC_PORT_STAT_RX_BYTES] += len;
     qpn = pkt.hdr.bth.dqpn;
     tr = pkt.hdr.bth.opcode & VRNIC_IB_TRANSPORT_MASK;
     trace_vrnic_rx_pkt(qpn, pkt.hdr.bth.opcode, pkt.hdr.bth.psn,
@@ -892,12 +892,12 @@ void vrnic_rx_frame(VrnicCore *core, const uint8_t *frame, size_t len)
         (tr == VRNIC_IB_UC && type != VRNIC_QP_TYPE_UC) ||
         (tr == VRNIC_IB_UD && type != VRNIC_QP_TYPE_UD &&
          type != VRNIC_QP_TYPE_GSI) || tr == VRNIC_IB_RD) {
-        vrnic_rx_drop(core, &core->stats.rdma_rx_no_qp, qpn, pkt.hdr.bth.psn,
+        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_NO_QP], qpn, pkt.hdr.bth.psn,
                       "no QP of that type");
         return;
     }
     if ((pkt.hdr.bth.pkey & 0x7fff) != 0x7fff) {
-        vrnic_rx_drop(core, &core->stats.rdma_rx_bad_pkey, qpn,
+        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_BAD_PKEY], qpn,
                       pkt.hdr.bth.psn, "P_Key");
         return;
     }
@@ -905,7 +905,7 @@ void vrnic_rx_frame(VrnicCore *core, const uint8_t *frame, size_t len)
     if (resp ? (qp->state != VRNIC_QPS_RTS && qp->state != VRNIC_QPS_SQD &&
                 qp->state != VRNIC_QPS_SQE) :
                (qp->state < VRNIC_QPS_RTR || qp->state > VRNIC_QPS_SQE)) {
-        vrnic_rx_drop(core, &core->stats.rdma_rx_bad_state, qpn,
+        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_BAD_STATE], qpn,
                       pkt.hdr.bth.psn, "QP state");
         return;
     }

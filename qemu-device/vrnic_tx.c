@@ -175,8 +175,8 @@ bool vrnic_xport_can_send(VrnicCore *core, bool loop)
 void vrnic_xport_output(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
                         size_t len, bool loop)
 {
-    core->stats.rdma_tx_pkts++;
-    core->stats.rdma_tx_bytes += len;
+    core->stats.port[VRNIC_PORT_STAT_TX_PKTS]++;
+    core->stats.port[VRNIC_PORT_STAT_TX_BYTES] += len;
     if (loop) {
         vrnic_loop_put(core, frame, len);
     } else {
@@ -694,16 +694,16 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
             vrnic_tx_ack_to(x, psn);
         } else if (type == VRNIC_AETH_RNR_NAK) {
             /* RNR retry (after the NAK's timer) is the next issue. */
-            core->stats.rdma_rnr_naks_rcvd++;
+            core->stats.port[VRNIC_PORT_STAT_RNR_NAKS_RCVD]++;
             vrnic_tx_ack_to(x, vrnic_psn_add(psn, VRNIC_IB_PSN_MASK));
         } else if (type == VRNIC_AETH_NAK &&
                    VRNIC_FIELD_GET(VRNIC_AETH_VALUE_MASK, syn) ==
                    VRNIC_NAK_PSN_SEQ) {
             /* Go-back-N retransmission is the next issue. */
-            core->stats.rdma_seq_naks_rcvd++;
+            core->stats.port[VRNIC_PORT_STAT_SEQ_NAKS_RCVD]++;
             vrnic_tx_ack_to(x, vrnic_psn_add(psn, VRNIC_IB_PSN_MASK));
         } else if (type == VRNIC_AETH_NAK) {
-            core->stats.rdma_naks_rcvd++;
+            core->stats.port[VRNIC_PORT_STAT_NAKS_RCVD]++;
             s = vrnic_tx_find_psn(qp, psn);
             if (!s) {
                 drop = "NAK for no request in flight";
@@ -777,7 +777,7 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         }
     }
     if (drop) {
-        core->stats.rdma_rx_resp_drop++;
+        core->stats.port[VRNIC_PORT_STAT_RX_RESP_DROP]++;
         trace_vrnic_tx_drop(qpn, psn, drop);
         return;
     }

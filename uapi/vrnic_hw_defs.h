@@ -56,7 +56,7 @@
 
 /* Interface version reported in VRNIC_REG_VERSION */
 #define VRNIC_VERSION_MAJOR	1
-#define VRNIC_VERSION_MINOR	1
+#define VRNIC_VERSION_MINOR	2
 #define VRNIC_ID_MAGIC		0x76726e63	/* ASCII "vrnc" */
 
 /* MSI-X vector assignment (fixed): */
@@ -232,6 +232,7 @@ enum vrnic_aq_opcode {
 	VRNIC_AQ_OP_ADD_GID = 0x05,
 	VRNIC_AQ_OP_DEL_GID = 0x06,
 	VRNIC_AQ_OP_QUERY_GID = 0x07,
+	VRNIC_AQ_OP_QUERY_PORT_STATS = 0x08,	/* interface 1.2 */
 	/* interface 1.1: objects (see "Objects" below) */
 	VRNIC_AQ_OP_CREATE_EQ = 0x10,
 	VRNIC_AQ_OP_DESTROY_EQ = 0x11,
@@ -280,10 +281,11 @@ struct vrnic_aq_hdr {
 static_assert(sizeof(struct vrnic_aq_hdr) == 8, "vrnic_aq_hdr");
 
 /*
- * QUERY_DEVICE, QUERY_PORT, QUERY_GID: the device writes the answer
- * (vrnic_device_attr, vrnic_port_attr, vrnic_gid_entry) to resp_addr.
- * resp_len must equal the size of that struct. index: port number (1) for
- * QUERY_PORT, table index for QUERY_GID, 0 for QUERY_DEVICE.
+ * QUERY_DEVICE, QUERY_PORT, QUERY_GID, QUERY_PORT_STATS: the device writes
+ * the answer (vrnic_device_attr, vrnic_port_attr, vrnic_gid_entry,
+ * vrnic_port_stats) to resp_addr. resp_len must equal the size of that
+ * struct. index: port number (1) for QUERY_PORT and QUERY_PORT_STATS, table
+ * index for QUERY_GID, 0 for QUERY_DEVICE.
  */
 struct vrnic_aq_query {
 	struct vrnic_aq_hdr hdr;
@@ -417,6 +419,49 @@ struct vrnic_port_attr {
 
 static_assert(sizeof(struct vrnic_port_attr) == 32, "vrnic_port_attr");
 #define VRNIC_PORT_FLAG_LINK_UP		VRNIC_BIT(0)
+
+/*
+ * Answer to QUERY_PORT_STATS (index: port number; resp_len: the size of
+ * struct vrnic_port_stats): the port's transport counters, indexed by enum
+ * vrnic_port_stat. They count from device creation (a reset through
+ * DEV_CTRL does not clear them) and wrap at 2^64. Slots past
+ * VRNIC_PORT_STAT_NUM are zero; later interface versions append counters
+ * at the end, never renumber them.
+ */
+enum vrnic_port_stat {
+	VRNIC_PORT_STAT_TX_PKTS,	/* RoCEv2 packets sent (incl. loopback) */
+	VRNIC_PORT_STAT_TX_BYTES,	/* their frame bytes */
+	VRNIC_PORT_STAT_RX_PKTS,	/* RoCEv2 packets accepted by the codec */
+	VRNIC_PORT_STAT_RX_BYTES,
+	VRNIC_PORT_STAT_LOOP_PKTS,	/* delivered on the loopback path */
+	VRNIC_PORT_STAT_RX_MALFORMED,	/* header/length errors: dropped */
+	VRNIC_PORT_STAT_RX_ICRC_ERR,	/* ICRC mismatch: dropped */
+	VRNIC_PORT_STAT_RX_NO_QP,	/* no such QP or wrong type: dropped */
+	VRNIC_PORT_STAT_RX_BAD_STATE,	/* QP cannot receive: dropped */
+	VRNIC_PORT_STAT_RX_BAD_PKEY,
+	VRNIC_PORT_STAT_RX_BAD_OPCODE,	/* out of sequence or not for the QP */
+	VRNIC_PORT_STAT_RX_PSN_WINDOW,	/* PSN outside the window: dropped */
+	VRNIC_PORT_STAT_RX_OUT_OF_SEQ,	/* PSN gap (RC NAK, UC message drop) */
+	VRNIC_PORT_STAT_RX_DUPLICATE,	/* RC duplicate requests */
+	VRNIC_PORT_STAT_RX_QKEY_MISMATCH, /* UD: dropped, no CQE */
+	VRNIC_PORT_STAT_RX_NO_WQE,	/* UD/UC: no receive WQE, dropped */
+	VRNIC_PORT_STAT_RX_RESP_DROP,	/* responses matching no request */
+	VRNIC_PORT_STAT_NAKS_SENT,	/* every kind, RNR included */
+	VRNIC_PORT_STAT_RNR_NAKS_SENT,
+	VRNIC_PORT_STAT_NAKS_RCVD,	/* every kind, RNR included */
+	VRNIC_PORT_STAT_RNR_NAKS_RCVD,
+	VRNIC_PORT_STAT_SEQ_NAKS_RCVD,
+	VRNIC_PORT_STAT_NUM
+};
+
+#define VRNIC_PORT_STATS_SLOTS		64
+
+struct vrnic_port_stats {
+	__le64 counter[VRNIC_PORT_STATS_SLOTS];
+};
+
+static_assert(sizeof(struct vrnic_port_stats) == 512, "vrnic_port_stats");
+static_assert(VRNIC_PORT_STAT_NUM <= VRNIC_PORT_STATS_SLOTS, "port stats");
 
 /* Answer to QUERY_GID: the device's view of one GID table entry. */
 struct vrnic_gid_entry {

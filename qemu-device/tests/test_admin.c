@@ -296,6 +296,27 @@ TEST_F(aq, gid_table_bounds_and_roundtrip)
     ASSERT_EQ(VRNIC_AQ_STS_BAD_INDEX, fake_aq_exec(f, self->cmd)->status);
 }
 
+TEST_F(aq, port_stats_query)
+{
+    FakeBus *f = self->f;
+    struct vrnic_port_stats *st = fake_ptr(f, FAKE_RESP);
+
+    f->core.stats.port[VRNIC_PORT_STAT_RX_QKEY_MISMATCH] = 3;
+    f->core.stats.port[VRNIC_PORT_STAT_TX_BYTES] = 1ull << 40;
+    memset(st, 0xa5, sizeof(*st));
+    query(self->cmd, VRNIC_AQ_OP_QUERY_PORT_STATS, sizeof(*st), 1);
+    ASSERT_EQ(VRNIC_AQ_STS_OK, fake_aq_exec(f, self->cmd)->status);
+    ASSERT_EQ(3, le64toh(st->counter[VRNIC_PORT_STAT_RX_QKEY_MISMATCH]));
+    ASSERT_EQ(1ull << 40, le64toh(st->counter[VRNIC_PORT_STAT_TX_BYTES]));
+    /* Slots the interface does not define read as zero. */
+    ASSERT_EQ(0, st->counter[VRNIC_PORT_STATS_SLOTS - 1]);
+
+    query(self->cmd, VRNIC_AQ_OP_QUERY_PORT_STATS, sizeof(*st), 2);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_INDEX, fake_aq_exec(f, self->cmd)->status);
+    query(self->cmd, VRNIC_AQ_OP_QUERY_PORT_STATS, sizeof(*st) - 8, 1);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, fake_aq_exec(f, self->cmd)->status);
+}
+
 TEST_F(aq, gid_type_and_value_checked)
 {
     FakeBus *f = self->f;

@@ -369,8 +369,8 @@ TEST_F(pair, rc_send_sizes_mtus)
         }
         ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&qa));
     }
-    ASSERT_EQ(0, self->b.f->core.stats.rdma_rx_icrc_err);
-    ASSERT_EQ(0, self->a.f->core.stats.rdma_rx_resp_drop);
+    ASSERT_EQ(0, self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_ICRC_ERR]);
+    ASSERT_EQ(0, self->a.f->core.stats.port[VRNIC_PORT_STAT_RX_RESP_DROP]);
 }
 
 TEST_F(pair, rc_psn_wraparound)
@@ -494,14 +494,14 @@ TEST_F(pair, rc_many_outstanding_64k)
         }
         ASSERT_FALSE(poll(&self->a, true, &e));
         ASSERT_EQ((round + 1) * n * (len / 1024),
-                  self->a.f->core.stats.rdma_tx_pkts);
+                  self->a.f->core.stats.port[VRNIC_PORT_STAT_TX_PKTS]);
         ASSERT_EQ(0, memcmp(fake_ptr(self->a.f, src),
                             fake_ptr(self->b.f, dst), len));
     }
     ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&qa));
     ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&qb));
-    ASSERT_EQ(0, self->b.f->core.stats.rdma_rx_psn_gap);
-    ASSERT_EQ(0, self->a.f->core.stats.rdma_rx_resp_drop);
+    ASSERT_EQ(0, self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_OUT_OF_SEQ]);
+    ASSERT_EQ(0, self->a.f->core.stats.port[VRNIC_PORT_STAT_RX_RESP_DROP]);
 }
 
 TEST_F(pair, rc_read_sizes_multi_sge)
@@ -685,7 +685,7 @@ TEST_F(pair, uc_send_write_imm)
     ASSERT_EQ(VRNIC_CQE_OP_RECV_RDMA_WITH_IMM, e.opcode);
     ASSERT_EQ(0, memcmp(fake_ptr(self->a.f, src),
                         fake_ptr(self->b.f, dst + 100), 5000));
-    ASSERT_EQ(0, self->a.f->core.stats.rdma_rx_pkts);    /* no ACKs on UC */
+    ASSERT_EQ(0, self->a.f->core.stats.port[VRNIC_PORT_STAT_RX_PKTS]);    /* no ACKs on UC */
 }
 
 /* Drop the second packet of every UC message: the rest is dropped too. */
@@ -715,7 +715,7 @@ TEST_F(pair, uc_gap_drops_message)
     fake_settle(self->a.f);
     ASSERT_TRUE(poll(&self->a, true, &e));      /* UC: done once sent */
     ASSERT_FALSE(poll(&self->b, false, &e));
-    ASSERT_EQ(14, self->b.f->core.stats.rdma_rx_psn_gap);
+    ASSERT_EQ(14, self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_OUT_OF_SEQ]);
     /* The next message uses the same receive WQE. */
     post_send(&qa, 2, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
     fake_settle(self->a.f);
@@ -781,7 +781,7 @@ static int ud_check(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *self,
     fake_settle(self->a.f);
     ASSERT_TRUE(poll(&self->a, true, &e));
     ASSERT_FALSE(poll(&self->b, false, &e));
-    ASSERT_EQ(1, self->b.f->core.stats.rdma_rx_qkey_mismatch);
+    ASSERT_EQ(1, self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_QKEY_MISMATCH]);
     /* Larger than one path MTU: LOC_LEN_ERR at the requester. */
     return 0;
 }
@@ -875,7 +875,7 @@ TEST_F(pair, remote_access_errors_and_flush)
         ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&qa));
         ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&qb));
     }
-    ASSERT_EQ(3, self->a.f->core.stats.rdma_naks_rcvd);
+    ASSERT_EQ(3, self->a.f->core.stats.port[VRNIC_PORT_STAT_NAKS_RCVD]);
 }
 
 TEST_F(pair, zero_length_write_read_skip_rkey)
@@ -917,7 +917,7 @@ TEST_F(pair, local_errors)
     ASSERT_TRUE(poll(&self->a, true, &e));
     ASSERT_EQ(VRNIC_WC_WR_FLUSH_ERR, e.status);
     ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&qa));
-    ASSERT_EQ(0, self->a.f->core.stats.rdma_tx_pkts);
+    ASSERT_EQ(0, self->a.f->core.stats.port[VRNIC_PORT_STAT_TX_PKTS]);
 }
 
 TEST_F(pair, recv_too_small_loc_len)
@@ -954,8 +954,8 @@ TEST_F(pair, rnr_nak_without_receive_wqe)
     connect(&qa, &qb, 3, 1, 1);
     post_send(&qa, 1, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
     fake_settle(self->a.f);
-    ASSERT_EQ(1, self->b.f->core.stats.rdma_rnr_naks_sent);
-    ASSERT_EQ(1, self->a.f->core.stats.rdma_rnr_naks_rcvd);
+    ASSERT_EQ(1, self->b.f->core.stats.port[VRNIC_PORT_STAT_RNR_NAKS_SENT]);
+    ASSERT_EQ(1, self->a.f->core.stats.port[VRNIC_PORT_STAT_RNR_NAKS_RCVD]);
     ASSERT_FALSE(poll(&self->a, true, &e));     /* waits for the retry */
     ASSERT_EQ(1, self->b.f->core.obj.qps[qb.qpn].x->epsn);
 }
@@ -995,21 +995,21 @@ TEST_F(pair, psn_gap_nak_once_and_out_of_window)
     fake_wire_put(self->b.f, frame, len);
     fake_wire_put(self->b.f, frame, len);
     fake_settle(self->b.f);
-    ASSERT_EQ(2, sb->rdma_rx_psn_gap);
-    ASSERT_EQ(1, sb->rdma_naks_sent);
-    ASSERT_EQ(1, self->a.f->core.stats.rdma_seq_naks_rcvd);
+    ASSERT_EQ(2, sb->port[VRNIC_PORT_STAT_RX_OUT_OF_SEQ]);
+    ASSERT_EQ(1, sb->port[VRNIC_PORT_STAT_NAKS_SENT]);
+    ASSERT_EQ(1, self->a.f->core.stats.port[VRNIC_PORT_STAT_SEQ_NAKS_RCVD]);
     /* Far away (beyond 2^22 either side): dropped, counted, no answer. */
     len = craft(&self->a, &self->b, qb.qpn, (1000 + (1u << 23)) & 0xffffff,
                 frame, sizeof(frame));
     fake_wire_put(self->b.f, frame, len);
     fake_settle(self->b.f);
-    ASSERT_EQ(1, sb->rdma_rx_psn_window);
-    ASSERT_EQ(1, sb->rdma_naks_sent);
+    ASSERT_EQ(1, sb->port[VRNIC_PORT_STAT_RX_PSN_WINDOW]);
+    ASSERT_EQ(1, sb->port[VRNIC_PORT_STAT_NAKS_SENT]);
     /* A duplicate is re-ACKed, not executed. */
     len = craft(&self->a, &self->b, qb.qpn, 999, frame, sizeof(frame));
     fake_wire_put(self->b.f, frame, len);
     fake_settle(self->b.f);
-    ASSERT_EQ(1, sb->rdma_rx_dup);
+    ASSERT_EQ(1, sb->port[VRNIC_PORT_STAT_RX_DUPLICATE]);
     ASSERT_EQ(1000, self->b.f->core.obj.qps[qb.qpn].x->epsn);
     ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&qb));
     /* A bad ICRC is dropped and counted. */
@@ -1017,7 +1017,7 @@ TEST_F(pair, psn_gap_nak_once_and_out_of_window)
     frame[len - 1] ^= 1;
     fake_wire_put(self->b.f, frame, len);
     fake_settle(self->b.f);
-    ASSERT_EQ(1, sb->rdma_rx_icrc_err);
+    ASSERT_EQ(1, sb->port[VRNIC_PORT_STAT_RX_ICRC_ERR]);
     ASSERT_EQ(1000, self->b.f->core.obj.qps[qb.qpn].x->epsn);
 }
 
@@ -1055,7 +1055,7 @@ TEST(loopback_one_device)
     ASSERT_EQ(20000, le32toh(e.byte_len));
     ASSERT_EQ(0, memcmp(fake_ptr(A.f, src), fake_ptr(A.f, back), 20000));
     ASSERT_EQ(0, A.f->nframes);                 /* nothing on the wire */
-    ASSERT_LT(0, A.f->core.stats.rdma_loop_pkts);
+    ASSERT_LT(0, A.f->core.stats.port[VRNIC_PORT_STAT_LOOP_PKTS]);
     fake_free(A.f);
 }
 
@@ -1070,8 +1070,8 @@ TEST_F(pair, non_roce_stays_on_ethernet)
     frame[14 + 20 + 3] ^= 0xff;     /* UDP destination port: not 4791 */
     /* Held back for the Ethernet ring (no RX buffer), not taken. */
     ASSERT_EQ(0, vrnic_core_eth_receive(&self->b.f->core, frame, len));
-    ASSERT_EQ(0, self->b.f->core.stats.rdma_rx_pkts +
-                 self->b.f->core.stats.rdma_rx_malformed);
+    ASSERT_EQ(0, self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_PKTS] +
+                 self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_MALFORMED]);
 }
 
 TEST(device_caps_atomic)

@@ -16,7 +16,7 @@ declare -A want=(
 )
 
 ktap_print_header
-ktap_set_plan $((8 + ${#want[@]}))
+ktap_set_plan $((9 + ${#want[@]}))
 
 dev=$(vrnic_ibdev)
 check "vrnic ib_device registered ($dev)" test -n "$dev"
@@ -48,4 +48,9 @@ for k in "${!want[@]}"; do
 	fi
 done
 grep -q 'state:.*PORT_ACTIVE' /tmp/devinfo || sed 's/^/# /' /tmp/devinfo
+# The port's transport counters (QUERY_PORT_STATS), one per enum entry.
+rdma statistic show link "$dev/1" >/tmp/rdma-stat 2>&1
+sed 's/^/# /' /tmp/rdma-stat
+check "rdma statistic: $dev/1 port counters (tx_pkts .. seq_naks_rcvd)" \
+	grep -qE "^link $dev/1 tx_pkts [0-9]+ .* rx_qkey_mismatch [0-9]+ .* seq_naks_rcvd [0-9]+" /tmp/rdma-stat
 ktap_finished

@@ -108,6 +108,7 @@ struct vrnic_dev {
 
 	/* ---- objects (interface 1.1) ---- */
 	bool has_objects;	/* device speaks interface >= 1.1 */
+	bool has_port_stats;	/* interface >= 1.2: QUERY_PORT_STATS */
 	void __iomem *db;	/* BAR2 page 0: the kernel's doorbell page */
 	resource_size_t db_bar_start;
 	struct ida db_ida;	/* BAR2 pages 1..db_num_pages-1 for ucontexts */
@@ -435,7 +436,10 @@ int vrnic_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
 int vrnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int vrnic_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 int vrnic_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq);
+/* vrnic_stats.c */
 struct rdma_hw_stats *vrnic_alloc_hw_device_stats(struct ib_device *ibdev);
+struct rdma_hw_stats *vrnic_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port);
 int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
 

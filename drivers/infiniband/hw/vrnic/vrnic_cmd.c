@@ -291,6 +291,29 @@ int vrnic_cmd_query_mr(struct vrnic_cmdq *cmdq, u32 key, u32 first,
 	return 0;
 }
 
+/*
+ * QUERY_PORT_STATS into the caller's coherent buffer @buf (@buf_dma, a
+ * struct vrnic_port_stats); @values gets VRNIC_PORT_STAT_NUM counters. On
+ * -ETIMEDOUT the buffer must be leaked (vrnic_cmdq_exec_dma()).
+ */
+int vrnic_cmd_query_port_stats(struct vrnic_cmdq *cmdq, u32 port,
+			       struct vrnic_port_stats *buf,
+			       dma_addr_t buf_dma, u64 *values)
+{
+	union vrnic_aq_cmd cmd;
+	unsigned int i;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_QUERY_PORT_STATS);
+	cmd.query.index = cpu_to_le32(port);
+	err = vrnic_cmdq_exec_dma(cmdq, &cmd, buf_dma, sizeof(*buf), NULL);
+	if (err)
+		return err;
+	for (i = 0; i < VRNIC_PORT_STAT_NUM; i++)
+		values[i] = le64_to_cpu(buf->counter[i]);
+	return 0;
+}
+
 static void vrnic_cmd_fill_cq(union vrnic_aq_cmd *cmd,
 			      const struct vrnic_cmd_cq_params *p)
 {

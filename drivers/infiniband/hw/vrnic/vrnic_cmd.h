@@ -154,6 +154,9 @@ int vrnic_cmd_query_device(struct vrnic_cmdq *cmdq,
 			   struct vrnic_cmd_dev_attr *attr);
 int vrnic_cmd_query_port(struct vrnic_cmdq *cmdq, u32 port,
 			 struct vrnic_cmd_port_attr *attr);
+int vrnic_cmd_query_port_stats(struct vrnic_cmdq *cmdq, u32 port,
+			       struct vrnic_port_stats *buf,
+			       dma_addr_t buf_dma, u64 *values);
 int vrnic_cmd_set_mac(struct vrnic_cmdq *cmdq, const u8 *mac);
 int vrnic_cmd_set_mtu(struct vrnic_cmdq *cmdq, u32 mtu);
 int vrnic_cmd_add_gid(struct vrnic_cmdq *cmdq, u32 index, const u8 *gid,

@@ -61,6 +61,11 @@ static const struct ib_device_ops vrnic_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vrnic_ucontext, ibucontext),
 };
 
+/* Port counters (interface 1.2): `rdma statistic show link vrnic0/1`. */
+static const struct ib_device_ops vrnic_port_stats_ops = {
+	.alloc_hw_port_stats = vrnic_alloc_hw_port_stats,
+};
+
 /* Objects (interface 1.1): with these ib_mad, ib_cm and rdma_cm attach. */
 static const struct ib_device_ops vrnic_obj_ops = {
 	.alloc_pd = vrnic_alloc_pd,
@@ -405,6 +410,8 @@ static int vrnic_check_id(struct vrnic_dev *vdev)
 
 	/* Interface 1.1 added the objects (PD, MR, EQ, CQ, QP, SRQ). */
 	vdev->has_objects = minor >= 1;
+	/* Interface 1.2 added QUERY_PORT_STATS. */
+	vdev->has_port_stats = minor >= 2;
 	if (!vdev->has_objects)
 		dev_warn(dev, "device interface %u.%u has no RDMA objects: the ib_device will only answer queries\n",
 			 major, minor);
@@ -725,6 +732,8 @@ static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 	ib_set_device_ops(ibdev, &vrnic_dev_ops);
 	if (vdev->has_objects)
 		ib_set_device_ops(ibdev, &vrnic_obj_ops);
+	if (vdev->has_port_stats)
+		ib_set_device_ops(ibdev, &vrnic_port_stats_ops);
 
 	/* Holds a reference on the netdev until ib_unregister_device(). */
 	err = ib_device_set_netdev(ibdev, vdev->netdev, VRNIC_PORT);

@@ -380,43 +380,6 @@ void vrnic_disassociate_ucontext(struct ib_ucontext *ibucontext)
 {
 }
 
-enum {
-	VRNIC_STAT_CMDQ_SUBMITTED,
-	VRNIC_STAT_CMDQ_COMPLETED,
-	VRNIC_STAT_CMDQ_ERRORS,
-	VRNIC_STAT_CMDQ_TIMEOUTS,
-};
-
-static const struct rdma_stat_desc vrnic_device_stats_descs[] = {
-	[VRNIC_STAT_CMDQ_SUBMITTED].name = "cmdq_submitted",
-	[VRNIC_STAT_CMDQ_COMPLETED].name = "cmdq_completed",
-	[VRNIC_STAT_CMDQ_ERRORS].name = "cmdq_errors",
-	[VRNIC_STAT_CMDQ_TIMEOUTS].name = "cmdq_timeouts",
-};
-
-struct rdma_hw_stats *vrnic_alloc_hw_device_stats(struct ib_device *ibdev)
-{
-	return rdma_alloc_hw_stats_struct(vrnic_device_stats_descs,
-					  ARRAY_SIZE(vrnic_device_stats_descs),
-					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
-}
-
-int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
-		       u32 port, int index)
-{
-	struct vrnic_cmdq_stats *cs = &to_vdev(ibdev)->cmdq.stats;
-
-	/* Only device-wide counters exist (no alloc_hw_port_stats). */
-	if (port)
-		return 0;
-
-	stats->value[VRNIC_STAT_CMDQ_SUBMITTED] = atomic64_read(&cs->submitted);
-	stats->value[VRNIC_STAT_CMDQ_COMPLETED] = atomic64_read(&cs->completed);
-	stats->value[VRNIC_STAT_CMDQ_ERRORS] = atomic64_read(&cs->errors);
-	stats->value[VRNIC_STAT_CMDQ_TIMEOUTS] = atomic64_read(&cs->timeouts);
-	return ARRAY_SIZE(vrnic_device_stats_descs);
-}
-
 /* ---- udata helpers (STYLE 1.7) ---- */
 
 /*
