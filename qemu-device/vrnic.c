@@ -9,6 +9,7 @@
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pcie.h"
@@ -17,6 +18,7 @@
 #include "net/net.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
+#include "qemu/timer.h"
 #include "qom/object.h"
 #include "vrnic_core.h"
 #include "trace.h"
@@ -32,8 +34,10 @@ struct VrnicState {
     NICConf conf;
     NICState *nic;
     QEMUBH *bh[VRNIC_WORK__MAX];
+    QEMUTimer *timer;
 
     VrnicConfig cfg;    /* properties; mac is filled from conf at realize */
+    VrnicFaultCfg fault;    /* fault-* properties, changeable at run time */
     VrnicCore core;
 };
 
@@ -67,11 +71,22 @@ static void vrnic_kick_cb(void *opaque, VrnicWork work)
     qemu_bh_schedule(s->bh[work]);
 }
 
+/* The netdev took a frame it had queued: the wire has room again. */
+static void vrnic_eth_sent_cb(NetClientState *nc, ssize_t len)
+{
+    VrnicState *s = qemu_get_nic_opaque(nc);
+
+    vrnic_core_wire_ready(&s->core);
+}
+
 static void vrnic_eth_send_cb(void *opaque, const uint8_t *frame, size_t len)
 {
     VrnicState *s = opaque;
 
-    qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+    if (!qemu_send_packet_async(qemu_get_queue(s->nic), frame, len,
+                                vrnic_eth_sent_cb)) {
+        vrnic_core_wire_busy(&s->core);
+    }
 }
 
 static void vrnic_eth_rx_ready_cb(void *opaque)
@@ -81,6 +96,25 @@ static void vrnic_eth_rx_ready_cb(void *opaque)
     qemu_flush_queued_packets(qemu_get_queue(s->nic));
 }
 
+static int64_t vrnic_clock_ns_cb(void *opaque)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+static void vrnic_timer_mod_cb(void *opaque, int64_t deadline_ns)
+{
+    VrnicState *s = opaque;
+
+    timer_mod(s->timer, deadline_ns);
+}
+
+static void vrnic_timer_cb(void *opaque)
+{
+    VrnicState *s = opaque;
+
+    vrnic_core_timer(&s->core);
+}
+
 static const VrnicCoreOps vrnic_core_ops = {
     .dma_read = vrnic_dma_read_cb,
     .dma_write = vrnic_dma_write_cb,
@@ -88,6 +122,8 @@ static const VrnicCoreOps vrnic_core_ops = {
     .kick = vrnic_kick_cb,
     .eth_send = vrnic_eth_send_cb,
     .eth_rx_ready = vrnic_eth_rx_ready_cb,
+    .clock_ns = vrnic_clock_ns_cb,
+    .timer_mod = vrnic_timer_mod_cb,
 };
 
 static void vrnic_admin_bh(void *opaque)
@@ -251,8 +287,10 @@ static void vrnic_realize(PCIDevice *pdev, Error **errp)
                           object_get_typename(OBJECT(s)), dev->id,
                           &dev->mem_reentrancy_guard, s);
     qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
+    s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, vrnic_timer_cb, s);
 
     vrnic_core_init(&s->core, &s->cfg, &vrnic_core_ops, s);
+    vrnic_core_set_faults(&s->core, &s->fault);
     vrnic_core_set_link(&s->core, !qemu_get_queue(s->nic)->link_down);
     trace_vrnic_realize(s->cfg.num_comp_vectors, s->cfg.db_pages);
 }
@@ -265,6 +303,7 @@ static void vrnic_exit(PCIDevice *pdev)
     for (int i = 0; i < VRNIC_WORK__MAX; i++) {
         qemu_bh_delete(s->bh[i]);
     }
+    timer_free(s->timer);
     vrnic_core_uninit(&s->core);
     qemu_del_nic(s->nic);
     msix_unuse_all_vectors(pdev);
@@ -278,6 +317,7 @@ static void vrnic_reset_hold(Object *obj, ResetType type)
     for (int i = 0; i < VRNIC_WORK__MAX; i++) {
         qemu_bh_cancel(s->bh[i]);
     }
+    timer_del(s->timer);
     vrnic_core_reset(&s->core);
 }
 
@@ -308,6 +348,139 @@ static const Property vrnic_props[] = {
     DEFINE_PROP_UINT32("max-qp-rd-atom", VrnicState, cfg.max_qp_rd_atom, 16),
 };
 
+/*
+ * Fault injection (vrnic_fault.c). QOM class properties rather than qdev
+ * ones, because qdev properties cannot change after realize: these are set
+ * with -device vrnic,fault-drop-ppm=10000,... and at run time with qom-set
+ * (QMP or HMP), taking effect at once.
+ */
+typedef struct VrnicFaultProp {
+    const char *name;
+    size_t offset;          /* of a uint32_t in VrnicFaultCfg */
+    uint32_t max;
+    const char *desc;
+} VrnicFaultProp;
+
+static const VrnicFaultProp vrnic_fault_props[] = {
+    { "fault-drop-ppm", offsetof(VrnicFaultCfg, drop_ppm), VRNIC_FAULT_PPM,
+      "RoCEv2 frames dropped, parts per million" },
+    { "fault-reorder-ppm", offsetof(VrnicFaultCfg, reorder_ppm),
+      VRNIC_FAULT_PPM, "frames held back behind later ones, ppm" },
+    { "fault-reorder-depth", offsetof(VrnicFaultCfg, reorder_depth),
+      VRNIC_FAULT_MAX_DEPTH, "frames a reordered frame lets past (1-64)" },
+    { "fault-dup-ppm", offsetof(VrnicFaultCfg, dup_ppm), VRNIC_FAULT_PPM,
+      "frames delivered twice, ppm" },
+    { "fault-corrupt-ppm", offsetof(VrnicFaultCfg, corrupt_ppm),
+      VRNIC_FAULT_PPM, "frames with one ICRC-covered bit flipped, ppm" },
+    { "fault-delay-us", offsetof(VrnicFaultCfg, delay_us),
+      VRNIC_FAULT_MAX_DELAY, "extra delay of every frame, microseconds" },
+};
+
+static void vrnic_fault_apply(VrnicState *s)
+{
+    if (DEVICE(s)->realized) {
+        vrnic_core_set_faults(&s->core, &s->fault);
+    }
+}
+
+static void vrnic_fault_get_u32(Object *obj, Visitor *v, const char *name,
+                                void *opaque, Error **errp)
+{
+    const VrnicFaultProp *p = opaque;
+    uint32_t val = *(uint32_t *)((char *)&VRNIC(obj)->fault + p->offset);
+
+    visit_type_uint32(v, name, &val, errp);
+}
+
+static void vrnic_fault_set_u32(Object *obj, Visitor *v, const char *name,
+                                void *opaque, Error **errp)
+{
+    const VrnicFaultProp *p = opaque;
+    VrnicState *s = VRNIC(obj);
+    uint32_t val;
+
+    if (!visit_type_uint32(v, name, &val, errp)) {
+        return;
+    }
+    if (val > p->max) {
+        error_setg(errp, "vrnic: %s must be at most %u", name, p->max);
+        return;
+    }
+    *(uint32_t *)((char *)&s->fault + p->offset) = val;
+    vrnic_fault_apply(s);
+}
+
+static void vrnic_fault_get_seed(Object *obj, Visitor *v, const char *name,
+                                 void *opaque, Error **errp)
+{
+    visit_type_uint64(v, name, &VRNIC(obj)->fault.seed, errp);
+}
+
+static void vrnic_fault_set_seed(Object *obj, Visitor *v, const char *name,
+                                 void *opaque, Error **errp)
+{
+    VrnicState *s = VRNIC(obj);
+    uint64_t val;
+
+    if (visit_type_uint64(v, name, &val, errp)) {
+        s->fault.seed = val;
+        vrnic_fault_apply(s);
+    }
+}
+
+static const char *const vrnic_fault_dirs[] = {
+    [VRNIC_FAULT_DIR_TX] = "tx",
+    [VRNIC_FAULT_DIR_RX] = "rx",
+    [VRNIC_FAULT_DIR_TX | VRNIC_FAULT_DIR_RX] = "both",
+};
+
+static char *vrnic_fault_get_dir(Object *obj, Error **errp)
+{
+    return g_strdup(vrnic_fault_dirs[VRNIC(obj)->fault.dir]);
+}
+
+static void vrnic_fault_set_dir(Object *obj, const char *val, Error **errp)
+{
+    VrnicState *s = VRNIC(obj);
+
+    for (uint32_t d = 1; d < ARRAY_SIZE(vrnic_fault_dirs); d++) {
+        if (!strcmp(val, vrnic_fault_dirs[d])) {
+            s->fault.dir = d;
+            vrnic_fault_apply(s);
+            return;
+        }
+    }
+    error_setg(errp, "vrnic: fault-dir must be tx, rx or both");
+}
+
+static void vrnic_instance_init(Object *obj)
+{
+    VrnicState *s = VRNIC(obj);
+
+    s->fault.reorder_depth = 3;
+    s->fault.dir = VRNIC_FAULT_DIR_TX;
+}
+
+static void vrnic_class_add_fault_props(ObjectClass *oc)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(vrnic_fault_props); i++) {
+        const VrnicFaultProp *p = &vrnic_fault_props[i];
+
+        object_class_property_add(oc, p->name, "uint32", vrnic_fault_get_u32,
+                                  vrnic_fault_set_u32, NULL, (void *)p);
+        object_class_property_set_description(oc, p->name, p->desc);
+    }
+    object_class_property_add(oc, "fault-seed", "uint64",
+                              vrnic_fault_get_seed, vrnic_fault_set_seed,
+                              NULL, NULL);
+    object_class_property_set_description(oc, "fault-seed",
+        "start of the fault injector's random sequence (0: a fixed one)");
+    object_class_property_add_str(oc, "fault-dir", vrnic_fault_get_dir,
+                                  vrnic_fault_set_dir);
+    object_class_property_set_description(oc, "fault-dir",
+        "frames the injector acts on: tx (default), rx or both");
+}
+
 static void vrnic_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -327,6 +500,7 @@ static void vrnic_class_init(ObjectClass *klass, void *data)
     dc->desc = "vrnic emulated RoCEv2 RDMA NIC";
     dc->vmsd = &vrnic_vmstate;
     device_class_set_props(dc, vrnic_props);
+    vrnic_class_add_fault_props(klass);
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 
@@ -334,6 +508,7 @@ static const TypeInfo vrnic_info = {
     .name = TYPE_VRNIC,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(VrnicState),
+    .instance_init = vrnic_instance_init,
     .class_init = vrnic_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_PCIE_DEVICE },

@@ -79,8 +79,10 @@ void vrnic_core_init(VrnicCore *core, const VrnicConfig *cfg,
     core->aeq.name = "aeq";
     core->eth_tx.name = "eth-tx";
     core->eth_rx.name = "eth-rx";
+    core->timer_due = INT64_MAX;
     vrnic_obj_init(core);
     vrnic_loop_init(core);
+    vrnic_fault_init(core);
     vrnic_core_reset(core);
 }
 
@@ -88,6 +90,7 @@ void vrnic_core_uninit(VrnicCore *core)
 {
     vrnic_obj_uninit(core);
     vrnic_loop_uninit(core);
+    vrnic_fault_uninit(core);
 }
 
 static void vrnic_ring_reset(VrnicRing *r)
@@ -107,6 +110,8 @@ void vrnic_core_reset(VrnicCore *core)
 {
     trace_vrnic_reset();
     core->fatal = false;
+    core->timer_due = INT64_MAX;    /* a stale expiry finds nothing due */
+    core->timer_fired = false;
     core->link_reported = core->link_up;  /* the driver reads DEV_STS */
     vrnic_ring_reset(&core->aq);
     core->aq_cq_base_reg = 0;
@@ -124,6 +129,51 @@ void vrnic_core_reset(VrnicCore *core)
     /* Every PD, MR, EQ, CQ, QP and SRQ ceases to exist. */
     vrnic_obj_reset(core);
     vrnic_loop_reset(core);
+    vrnic_fault_reset(core);
+}
+
+/*
+ * The transport stops building RoCEv2 frames while the netdev holds frames
+ * it could not send (vrnic_xport_can_send), instead of letting QEMU's net
+ * queue overflow and drop them: QPs that wanted to send stay pending
+ * without re-kicking, and wire_ready restarts them.
+ */
+void vrnic_core_wire_busy(VrnicCore *core)
+{
+    core->wire_busy = true;
+}
+
+void vrnic_core_wire_ready(VrnicCore *core)
+{
+    core->wire_busy = false;
+    if (core->obj.qps_pending) {
+        core->ops->kick(core->opaque, VRNIC_WORK_QUEUES);
+    }
+}
+
+void vrnic_core_set_faults(VrnicCore *core, const VrnicFaultCfg *cfg)
+{
+    vrnic_fault_configure(core, cfg);
+}
+
+void vrnic_core_timer_arm(VrnicCore *core, int64_t deadline)
+{
+    if (deadline < core->timer_due) {
+        core->timer_due = deadline;
+        core->ops->timer_mod(core->opaque, deadline);
+    }
+}
+
+/*
+ * The timer only marks the expiry; the work (resending, releasing held
+ * frames, error completions) runs in the queue bottom half like all other
+ * device DMA.
+ */
+void vrnic_core_timer(VrnicCore *core)
+{
+    core->timer_due = INT64_MAX;
+    core->timer_fired = true;
+    core->ops->kick(core->opaque, VRNIC_WORK_QUEUES);
 }
 
 void vrnic_core_irq(VrnicCore *core, unsigned vector)
@@ -524,6 +574,14 @@ void vrnic_core_run(VrnicCore *core, VrnicWork work)
 {
     switch (work) {
     case VRNIC_WORK_ADMIN:
+        /*
+         * Doorbells rung before the admin doorbell are served first, as if
+         * the device took MMIO writes in order: a RESIZE_CQ or MODIFY_QP
+         * then sees the completions of the sends posted before it (rdma-core's
+         * test_resize_cq shrinks a CQ right after posting sends and expects
+         * the shrink to count them).
+         */
+        vrnic_core_run(core, VRNIC_WORK_QUEUES);
         vrnic_admin_process(core);
         break;
     case VRNIC_WORK_ETH_TX:
@@ -537,6 +595,13 @@ void vrnic_core_run(VrnicCore *core, VrnicWork work)
         }
         break;
     case VRNIC_WORK_QUEUES:
+        if (core->timer_fired) {
+            int64_t now = core->ops->clock_ns(core->opaque);
+
+            core->timer_fired = false;
+            vrnic_fault_timer(core, now);
+            vrnic_xport_timer(core, now);
+        }
         vrnic_loop_process(core);
         vrnic_qp_process(core);
         vrnic_cq_process(core);

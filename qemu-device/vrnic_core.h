@@ -14,6 +14,8 @@
 #include "uapi/vrnic_hw_defs.h"
 #include "vrnic_obj.h"
 
+#include "vrnic_fault.h"
+
 /* Deferred work the core asks the glue to run later, outside MMIO context. */
 typedef enum VrnicWork {
     VRNIC_WORK_ADMIN,       /* process the admin SQ */
@@ -32,10 +34,16 @@ typedef struct VrnicCoreOps {
     void (*irq)(void *opaque, unsigned vector);
     /* Run vrnic_core_run(core, work) soon, from a bottom half. */
     void (*kick)(void *opaque, VrnicWork work);
-    /* Put one Ethernet frame on the wire. */
+    /* Put one Ethernet frame on the wire. When the wire cannot take more
+     * (the frame was queued), the glue calls vrnic_core_wire_busy(), and
+     * vrnic_core_wire_ready() once the queue drained. */
     void (*eth_send)(void *opaque, const uint8_t *frame, size_t len);
     /* RX buffers were posted: frames held back by the netdev may flow again. */
     void (*eth_rx_ready)(void *opaque);
+    /* The device clock (ns) and its one timer: vrnic_core_timer() is due at
+     * deadline_ns (a later call replaces the deadline). */
+    int64_t (*clock_ns)(void *opaque);
+    void (*timer_mod)(void *opaque, int64_t deadline_ns);
 } VrnicCoreOps;
 
 /* Fixed at realize from -device properties; reported through CAP registers
@@ -162,6 +170,11 @@ typedef struct VrnicCore {
     VrnicObjects obj;
 
     struct VrnicLoop *loop; /* loopback wire (vrnic_rx.c) */
+    VrnicFaultCfg fault_cfg;
+    struct VrnicFault *fault;   /* vrnic_fault.c */
+    int64_t timer_due;      /* INT64_MAX: the timer is idle */
+    bool wire_busy;         /* RoCEv2 output waits for vrnic_core_wire_ready */
+    bool timer_fired;       /* expired: handled in the queue bottom half */
     uint16_t ip_id;         /* IPv4 identification of RoCEv2 frames */
 
     VrnicCounters stats;
@@ -181,6 +194,13 @@ void vrnic_core_reg_write(VrnicCore *core, uint64_t addr, uint32_t val);
 void vrnic_core_db_write(VrnicCore *core, uint64_t addr, uint32_t val);
 
 void vrnic_core_run(VrnicCore *core, VrnicWork work);
+/* Transmit backpressure from the netdev (see VrnicCoreOps.eth_send). */
+void vrnic_core_wire_busy(VrnicCore *core);
+void vrnic_core_wire_ready(VrnicCore *core);
+/* The device timer expired (VrnicCoreOps.timer_mod). */
+void vrnic_core_timer(VrnicCore *core);
+/* Fault injection on the wire (vrnic_fault.c); any time after init. */
+void vrnic_core_set_faults(VrnicCore *core, const VrnicFaultCfg *cfg);
 
 /* Ethernet port. */
 void vrnic_core_set_link(VrnicCore *core, bool up);

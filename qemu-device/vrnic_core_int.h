@@ -205,6 +205,21 @@ void vrnic_xport_process(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
  * (it was consumed or dropped and counted). */
 bool vrnic_rx_route(VrnicCore *core, const uint8_t *frame, size_t len);
 void vrnic_rx_frame(VrnicCore *core, const uint8_t *frame, size_t len);
+
+/* vrnic_fault.c: frames of one direction (VRNIC_FAULT_DIR_*) through the
+ * injector, then on (TX: the wire, RX: vrnic_rx_frame). */
+void vrnic_fault_init(VrnicCore *core);
+void vrnic_fault_uninit(VrnicCore *core);
+void vrnic_fault_reset(VrnicCore *core);
+void vrnic_fault_configure(VrnicCore *core, const VrnicFaultCfg *cfg);
+void vrnic_fault_frame(VrnicCore *core, uint8_t dir, const uint8_t *frame,
+                       size_t len);
+void vrnic_fault_timer(VrnicCore *core, int64_t now);
+
+/* The device timer: due no later than deadline (ns, ops->clock_ns). */
+void vrnic_core_timer_arm(VrnicCore *core, int64_t deadline);
+/* vrnic_tx.c: retransmit and RNR timers of every QP. */
+void vrnic_xport_timer(VrnicCore *core, int64_t now);
 void vrnic_loop_init(VrnicCore *core);
 void vrnic_loop_reset(VrnicCore *core);
 void vrnic_loop_uninit(VrnicCore *core);

@@ -198,7 +198,10 @@ void vrnic_qp_set_pending(VrnicCore *core, VrnicQp *qp, bool on)
         qp->pending = on;
         if (on) {
             core->obj.qps_pending++;
-            core->ops->kick(core->opaque, VRNIC_WORK_QUEUES);
+            /* A busy wire kicks the queues itself when it drains. */
+            if (!core->wire_busy) {
+                core->ops->kick(core->opaque, VRNIC_WORK_QUEUES);
+            }
         } else {
             core->obj.qps_pending--;
         }

@@ -32,11 +32,13 @@
  *    the WQE with LOC_PROT_ERR (RC: NAK REMOTE_OPERATIONAL), too much data
  *    with LOC_LEN_ERR (RC: NAK INVALID_REQUEST); either moves the QP to
  *    ERR, except that UD completes LOC_LEN_ERR and stays up. The receive
- *    CQE: RECV, byte_len, imm_data (IMM flag), the invalidated rkey (INV
- *    flag; the MR itself is not invalidated: the device has no FRWR state
- *    yet), SOLICITED when the last packet had SE; UD adds src_qp, GRH flag,
+ *    CQE: RECV, byte_len, imm_data (IMM flag), SOLICITED when the last
+ *    packet had SE; UD adds src_qp, GRH flag,
  *    network_hdr_type, and puts the 40-byte GRH area first (byte_len
- *    includes it).
+ *    includes it). SEND with Invalidate: the device has nothing an R_Key
+ *    could invalidate (no memory windows, no fast-registration MRs), so
+ *    its LAST/ONLY packet is NAK INVALID_REQUEST and the receive WQE
+ *    completes with REM_INV_REQ_ERR.
  *  - WRITE: RETH checked at FIRST/ONLY against the QP's REMOTE_WRITE right
  *    and with vrnic_mr_check (REMOTE_WRITE, whole length) - skipped for a
  *    zero-length WRITE (C9-88); a failure is NAK REMOTE_ACCESS (UC: the
@@ -157,7 +159,7 @@ bool vrnic_rx_route(VrnicCore *core, const uint8_t *frame, size_t len)
         !vrnic_rx_is_our_gid(core, gid)) {
         return false;
     }
-    vrnic_rx_frame(core, frame, len);
+    vrnic_fault_frame(core, VRNIC_FAULT_DIR_RX, frame, len);
     return true;
 }
 
@@ -198,7 +200,7 @@ static VrnicResp *vrnic_resp_push(VrnicXport *x)
     VrnicResp *e;
 
     if (x->q_tail - x->q_head >= x->q_size) {
-        return NULL;    /* bounded by rd_pending + coalescing: not reached */
+        return NULL;    /* bounded by rd_pending + coalescing */
     }
     e = &x->q[x->q_tail % x->q_size];
     memset(e, 0, sizeof(*e));
@@ -206,15 +208,27 @@ static VrnicResp *vrnic_resp_push(VrnicXport *x)
     return e;
 }
 
+static uint8_t vrnic_nak_syn(uint8_t code)
+{
+    return VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_NAK) | code;
+}
+
 static void vrnic_resp_ack(VrnicQp *qp, uint32_t psn, bool nak, uint8_t syn)
 {
     VrnicXport *x = qp->x;
     VrnicResp *e = NULL;
 
+    /*
+     * An ACK replaces a queued plain ACK or PSN-sequence NAK (an in-order
+     * packet means the gap closed): between two READ/atomic entries there
+     * is at most one ACK/NAK, so the queue (2 * max_qp_rd_atom + 2) cannot
+     * overflow.
+     */
     if (!nak && x->q_tail != x->q_head) {
         e = &x->q[(x->q_tail - 1) % x->q_size];
-        if (e->kind != VRNIC_RESP_ACK || e->nak) {
-            e = NULL;   /* only a plain ACK coalesces */
+        if (e->kind != VRNIC_RESP_ACK ||
+            (e->nak && e->syndrome != vrnic_nak_syn(VRNIC_NAK_PSN_SEQ))) {
+            e = NULL;
         }
     }
     if (!e) {
@@ -463,11 +477,6 @@ static void vrnic_rx_drop(VrnicCore *core, uint64_t *counter, uint32_t qpn,
     trace_vrnic_rx_drop(qpn, psn, why);
 }
 
-static uint8_t vrnic_nak_syn(uint8_t code)
-{
-    return VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_NAK) | code;
-}
-
 /* RC: NAK with an error code and move to ERR; the receive WQE held for
  * the message (if any) completes with status. UC: drop the message. */
 static void vrnic_rx_fail(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
@@ -557,6 +566,34 @@ static bool vrnic_rx_rkey_ok(VrnicCore *core, VrnicQp *qp, uint32_t right,
 }
 
 /* RC/UC PSN check; true when the packet is the expected one. */
+/*
+ * A duplicate READ whose PSN falls in a response stream still queued
+ * replaces that stream: the requester asks again from what it is missing
+ * (its va, length and PSN), so the stream restarts there as a new one.
+ */
+static bool vrnic_resp_restart_read(VrnicXport *x, const VrnicPkt *pkt,
+                                    uint32_t pmtu)
+{
+    uint32_t psn = pkt->hdr.bth.psn;
+
+    for (uint32_t i = x->q_head; i != x->q_tail; i++) {
+        VrnicResp *e = &x->q[i % x->q_size];
+
+        if (e->kind == VRNIC_RESP_READ &&
+            vrnic_psn_diff(psn, e->psn) >= 0 &&
+            vrnic_psn_diff(psn, e->psn) <
+            (int32_t)vrnic_read_psns(e->len, pmtu)) {
+            e->psn = psn;
+            e->va = pkt->hdr.reth.va;
+            e->rkey = pkt->hdr.reth.rkey;
+            e->len = pkt->hdr.reth.len;
+            e->off = 0;
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                          const VrnicPkt *pkt)
 {
@@ -593,22 +630,57 @@ static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (d < 0 && d >= -(int32_t)VRNIC_PSN_WINDOW) {
         vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_DUPLICATE], qpn, psn, "duplicate");
         if (op == VRNIC_IB_READ_REQ) {
-            /* Served again from memory; MSN and ePSN do not move. */
-            if (vrnic_rx_rkey_ok(core, qp, VRNIC_ACCESS_REMOTE_READ,
-                                 pkt->hdr.reth.rkey, pkt->hdr.reth.va,
-                                 pkt->hdr.reth.len)) {
-                VrnicResp *e = vrnic_resp_push(x);
+            /*
+             * Served again from memory (never more than the R_Key allows);
+             * MSN and ePSN do not move. It replaces a stream still queued
+             * for the same request, else takes a READ/atomic slot like a
+             * new request (the drain frees it) so the response queue stays
+             * bounded; without a free slot the duplicate is dropped and
+             * the requester asks again.
+             */
+            bool ok = vrnic_rx_rkey_ok(core, qp, VRNIC_ACCESS_REMOTE_READ,
+                                       pkt->hdr.reth.rkey, pkt->hdr.reth.va,
+                                       pkt->hdr.reth.len);
+            VrnicResp *e = NULL;
 
-                if (e) {
-                    e->kind = VRNIC_RESP_READ;
-                    e->psn = psn;
-                    e->msn = x->msn;
-                    e->va = pkt->hdr.reth.va;
-                    e->rkey = pkt->hdr.reth.rkey;
-                    e->len = pkt->hdr.reth.len;
+            if (ok && vrnic_resp_restart_read(x, pkt,
+                                              vrnic_xport_pmtu(core, qp))) {
+                core->stats.port[VRNIC_PORT_STAT_READ_REPLAYS]++;
+            } else if (ok &&
+                       x->rd_pending < MAX(qp->attr.max_dest_rd_atomic, 1)) {
+                e = vrnic_resp_push(x);
+            }
+            if (e) {
+                e->kind = VRNIC_RESP_READ;
+                e->psn = psn;
+                e->msn = x->msn;
+                e->va = pkt->hdr.reth.va;
+                e->rkey = pkt->hdr.reth.rkey;
+                e->len = pkt->hdr.reth.len;
+                x->rd_pending++;
+                core->stats.port[VRNIC_PORT_STAT_READ_REPLAYS]++;
+            }
+        } else if ((pkt->op->flags & VRNIC_OPF_ATOMIC) &&
+                   x->rd_pending < MAX(qp->attr.max_dest_rd_atomic, 1)) {
+            /* Never executed twice: answered from the result cache, or
+             * (too old to be there) dropped. */
+            for (unsigned i = 0; i < VRNIC_ATOMIC_CACHE; i++) {
+                if (x->atomic_cache[i].valid &&
+                    x->atomic_cache[i].psn == psn) {
+                    VrnicResp *e = vrnic_resp_push(x);
+
+                    if (e) {
+                        e->kind = VRNIC_RESP_ATOMIC;
+                        e->psn = psn;
+                        e->msn = x->msn;
+                        e->orig = x->atomic_cache[i].orig;
+                        x->rd_pending++;
+                        core->stats.port[VRNIC_PORT_STAT_ATOMIC_REPLAYS]++;
+                    }
+                    break;
                 }
             }
-        } else if (!(pkt->op->flags & VRNIC_OPF_ATOMIC)) {
+        } else if (!(pkt->op->flags & (VRNIC_OPF_ATOMIC | VRNIC_OPF_READ))) {
             vrnic_resp_ack(qp, vrnic_psn_add(x->epsn, VRNIC_IB_PSN_MASK),
                            false, 0);
         }
@@ -702,12 +774,17 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 
                 memcpy(&e.imm_data, &raw, sizeof(raw));
                 e.flags |= VRNIC_CQE_FLAG_IMM;
-            } else if (oi->hdrs & VRNIC_HDR_IETH) {
-                e.imm_data = cpu_to_le32(pkt->hdr.ieth_rkey);
-                e.flags |= VRNIC_CQE_FLAG_INV;
             }
             if (pkt->hdr.bth.se) {
                 e.flags |= VRNIC_CQE_FLAG_SOLICITED;
+            }
+            if (oi->hdrs & VRNIC_HDR_IETH) {
+                /* The interface has no memory windows and no MRs that
+                 * can be invalidated: no R_Key can name one (IBTA: an
+                 * invalid request, as rdma_rxe treats a user MR). */
+                vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ,
+                              VRNIC_WC_REM_INV_REQ_ERR, "SEND_INV R_Key");
+                return;
             }
             vrnic_rx_complete(core, qpn, qp, &e);
             x->in_msg = VRNIC_MSG_NONE;
@@ -794,6 +871,11 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                 return;
             }
             e = vrnic_resp_push(x);
+            if (!e) {
+                vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_BAD_STATE],
+                              qpn, psn, "response queue full");
+                return;
+            }
             e->kind = VRNIC_RESP_READ;
             e->va = pkt->hdr.reth.va;
             e->rkey = pkt->hdr.reth.rkey;
@@ -824,6 +906,11 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
              */
             val = le64_to_cpu(val);
             e = vrnic_resp_push(x);
+            if (!e) {
+                vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_BAD_STATE],
+                              qpn, psn, "response queue full");
+                return;
+            }
             e->kind = VRNIC_RESP_ATOMIC;
             e->orig = val;
             if ((pkt->hdr.bth.opcode & ~VRNIC_IB_TRANSPORT_MASK) ==
@@ -841,6 +928,11 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                               VRNIC_WC_SUCCESS, "atomic write-back");
                 return;
             }
+            x->atomic_cache[x->atomic_next % VRNIC_ATOMIC_CACHE].valid = true;
+            x->atomic_cache[x->atomic_next % VRNIC_ATOMIC_CACHE].psn = psn;
+            x->atomic_cache[x->atomic_next % VRNIC_ATOMIC_CACHE].orig =
+                e->orig;
+            x->atomic_next++;
             x->epsn = vrnic_psn_add(psn, 1);
         }
         x->msn = vrnic_psn_add(x->msn, 1);

@@ -79,6 +79,7 @@ void vrnic_xport_reset(VrnicQp *qp)
 void vrnic_xport_set_sq_psn(VrnicQp *qp, uint32_t psn)
 {
     qp->x->psn = psn & VRNIC_IB_PSN_MASK;
+    qp->x->snd_max = qp->x->psn;
     qp->x->acked_psn = vrnic_psn_add(psn, VRNIC_IB_PSN_MASK);   /* psn - 1 */
 }
 
@@ -108,6 +109,7 @@ void vrnic_xport_err(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
     x->rd_out = 0;
     x->rd_pending = 0;
     x->q_head = x->q_tail = 0;
+    x->rto_due = x->rnr_due = 0;
     for (unsigned i = 0; i < VRNIC_TX_WINDOW; i++) {
         x->win[i].started = x->win[i].done = false;
     }
@@ -169,7 +171,7 @@ bool vrnic_xport_addr(VrnicCore *core, const struct vrnic_av *av,
 
 bool vrnic_xport_can_send(VrnicCore *core, bool loop)
 {
-    return !loop || vrnic_loop_has_room(core);
+    return loop ? vrnic_loop_has_room(core) : !core->wire_busy;
 }
 
 void vrnic_xport_output(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
@@ -180,7 +182,7 @@ void vrnic_xport_output(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
     if (loop) {
         vrnic_loop_put(core, frame, len);
     } else {
-        core->ops->eth_send(core->opaque, frame, len);
+        vrnic_fault_frame(core, VRNIC_FAULT_DIR_TX, frame, len);
     }
 }
 
@@ -245,6 +247,257 @@ static bool vrnic_op_is_rd(uint8_t op)
 {
     return op == VRNIC_WQE_OP_RDMA_READ || op == VRNIC_WQE_OP_ATOMIC_CMP_SWP ||
            op == VRNIC_WQE_OP_ATOMIC_FETCH_ADD;
+}
+
+/* ---- recovery: timers, go-back-N ------------------------------------------ */
+
+static void vrnic_tx_complete(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
+
+static int64_t vrnic_now(VrnicCore *core)
+{
+    return core->ops->clock_ns(core->opaque);
+}
+
+/* Local ACK timeout: 4.096 us * 2^timeout; timeout 0 means no timer. */
+static int64_t vrnic_tx_rto_ns(const VrnicQp *qp)
+{
+    return qp->attr.timeout ? 4096ll << MIN(qp->attr.timeout, 31) : 0;
+}
+
+/* IBTA 9.7.5.2.8: the RNR NAK timer field, in units of 10 us. */
+static int64_t vrnic_rnr_ns(uint8_t code)
+{
+    static const uint32_t t10us[32] = {
+        65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256,
+        384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,
+        16384, 24576, 32768, 49152,
+    };
+
+    return t10us[code & 31] * 10000ll;
+}
+
+/*
+ * Window slot i (sq.ci <= i <= next) holds a started WQE: every index
+ * before next does; next itself only when it has started and is not the
+ * slot of WQE next - VRNIC_TX_WINDOW (a full window) or past sq.pi.
+ */
+static VrnicSwqe *vrnic_tx_slot(VrnicQp *qp, uint16_t i)
+{
+    VrnicXport *x = qp->x;
+    VrnicSwqe *s = &x->win[i % VRNIC_TX_WINDOW];
+
+    if (i == x->next &&
+        (i == qp->sq.pi || (uint16_t)(i - qp->sq.ci) >= VRNIC_TX_WINDOW ||
+         !s->started)) {
+        return NULL;
+    }
+    return s;
+}
+
+/* Request packets sent and not yet answered (RC). */
+static bool vrnic_tx_outstanding(VrnicQp *qp)
+{
+    for (uint16_t i = qp->sq.ci; i != (uint16_t)(qp->x->next + 1); i++) {
+        VrnicSwqe *s = vrnic_tx_slot(qp, i);
+
+        if (s && !s->done && s->sent) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* (Re)start the retransmit timer when something is outstanding. */
+static void vrnic_tx_timer_restart(VrnicCore *core, VrnicQp *qp)
+{
+    VrnicXport *x = qp->x;
+    int64_t rto = vrnic_tx_rto_ns(qp);
+
+    x->rto_due = 0;
+    if (rto && !x->rnr_due && vrnic_tx_outstanding(qp)) {
+        x->rto_due = vrnic_now(core) + rto;
+        vrnic_core_timer_arm(core, x->rto_due);
+    }
+}
+
+/* The responder answered something new: the retry budgets start again. */
+static void vrnic_tx_progress(VrnicCore *core, VrnicQp *qp)
+{
+    VrnicXport *x = qp->x;
+
+    x->retries = 0;
+    x->rnr_retries = 0;
+    x->gbn_valid = false;
+    vrnic_tx_timer_restart(core, qp);
+}
+
+/* Where a READ/atomic is (re)requested from: READs ask for what is missing. */
+static uint32_t vrnic_tx_rd_psn(const VrnicCore *core, const VrnicQp *qp,
+                                const VrnicSwqe *s)
+{
+    if (s->hdr.opcode != VRNIC_WQE_OP_RDMA_READ) {
+        return s->first_psn;
+    }
+    return vrnic_psn_add(s->first_psn,
+                         s->rcvd / vrnic_xport_pmtu(core, qp));
+}
+
+/*
+ * Go-back-N: send again from psn, the oldest PSN the responder has not
+ * answered. The WQE holding psn resends from that packet (a READ asks for
+ * its missing suffix, an atomic is asked again), every later WQE from its
+ * start. Going back to the same PSN twice without progress in between is
+ * left to the timer (one NAK or implied NAK per loss).
+ */
+static void vrnic_tx_go_back(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                             uint32_t psn, const char *why)
+{
+    VrnicXport *x = qp->x;
+    bool found = false;
+    uint16_t next = x->next;
+
+    if (x->gbn_valid && x->gbn_psn == psn) {
+        return;
+    }
+    for (uint16_t i = qp->sq.ci; i != (uint16_t)(next + 1); i++) {
+        VrnicSwqe *s = vrnic_tx_slot(qp, i);
+
+        if (!s || s->done) {
+            continue;
+        }
+        if (!found) {
+            if (vrnic_psn_diff(s->last_psn, psn) < 0) {
+                continue;
+            }
+            found = true;
+            x->next = i;
+            if (vrnic_op_is_rd(s->hdr.opcode)) {
+                s->sent = 0;
+            } else {
+                s->sent = MAX(0, vrnic_psn_diff(psn, s->first_psn));
+            }
+        } else {
+            s->sent = 0;
+        }
+    }
+    if (!found) {
+        return;
+    }
+    x->gbn_valid = true;
+    x->gbn_psn = psn;
+    trace_vrnic_tx_go_back(qpn, psn, why,
+                           qp->attr.retry_cnt - MIN(x->retries,
+                                                    qp->attr.retry_cnt));
+    vrnic_qp_set_pending(core, qp, true);
+}
+
+/* Retries used up: the oldest unfinished WQE fails, the QP goes to ERR. */
+static void vrnic_tx_exhausted(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                               uint8_t status)
+{
+    for (uint16_t i = qp->sq.ci; i != (uint16_t)(qp->x->next + 1); i++) {
+        VrnicSwqe *s = vrnic_tx_slot(qp, i);
+
+        if (s && !s->done) {
+            core->stats.port[status == VRNIC_WC_RNR_RETRY_EXC_ERR ?
+                             VRNIC_PORT_STAT_RNR_RETRY_EXC :
+                             VRNIC_PORT_STAT_RETRY_EXC]++;
+            trace_vrnic_tx_retry_exceeded(qpn, i, status);
+            s->done = true;
+            s->status = status;
+            if (i == qp->x->next) {
+                qp->x->next++;
+            }
+            break;
+        }
+    }
+}
+
+/* A loss the requester learned of (NAK, implied NAK, timeout): resend
+ * from psn, within the retry budget (retry_cnt; 7 is 7 retries). */
+static void vrnic_tx_retry(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                           uint32_t psn, const char *why)
+{
+    VrnicXport *x = qp->x;
+
+    if (x->gbn_valid && x->gbn_psn == psn) {
+        return;
+    }
+    if (x->retries >= qp->attr.retry_cnt) {
+        vrnic_tx_exhausted(core, qpn, qp, VRNIC_WC_RETRY_EXC_ERR);
+        return;
+    }
+    x->retries++;
+    vrnic_tx_go_back(core, qpn, qp, psn, why);
+}
+
+/*
+ * The oldest PSN nothing answered yet: a READ/atomic's (re)request PSN,
+ * or the first unacknowledged packet of a SEND/WRITE. An ACK past an
+ * unanswered READ does not answer the READ.
+ */
+static uint32_t vrnic_tx_oldest_psn(VrnicCore *core, VrnicQp *qp)
+{
+    VrnicXport *x = qp->x;
+    uint32_t first_unacked = vrnic_psn_add(x->acked_psn, 1);
+
+    for (uint16_t i = qp->sq.ci; i != (uint16_t)(x->next + 1); i++) {
+        VrnicSwqe *s = vrnic_tx_slot(qp, i);
+
+        if (!s || s->done) {
+            continue;
+        }
+        if (vrnic_op_is_rd(s->hdr.opcode)) {
+            return vrnic_tx_rd_psn(core, qp, s);
+        }
+        if (vrnic_psn_diff(s->last_psn, x->acked_psn) > 0) {
+            return vrnic_psn_diff(s->first_psn, first_unacked) > 0 ?
+                   s->first_psn : first_unacked;
+        }
+    }
+    return first_unacked;
+}
+
+void vrnic_xport_timer(VrnicCore *core, int64_t now)
+{
+    uint32_t last = core->cfg.max_qp + 1;
+    int64_t next = INT64_MAX;
+
+    for (uint32_t qpn = 1; qpn <= last; qpn++) {
+        VrnicQp *qp = &core->obj.qps[qpn];
+        VrnicXport *x = qp->x;
+
+        if (!qp->live || qp->type != VRNIC_QP_TYPE_RC ||
+            (qp->state != VRNIC_QPS_RTS && qp->state != VRNIC_QPS_SQD)) {
+            continue;
+        }
+        if (x->rnr_due && x->rnr_due <= now) {
+            x->rnr_due = 0;
+            vrnic_qp_set_pending(core, qp, true);
+        }
+        if (x->rto_due && x->rto_due <= now) {
+            x->rto_due = 0;
+            if (vrnic_tx_outstanding(qp)) {
+                core->stats.port[VRNIC_PORT_STAT_TIMEOUTS]++;
+                x->gbn_valid = false;
+                vrnic_tx_retry(core, qpn, qp, vrnic_tx_oldest_psn(core, qp),
+                               "timeout");
+                vrnic_tx_complete(core, qpn, qp);
+                if (qp->state == VRNIC_QPS_RTS || qp->state == VRNIC_QPS_SQD) {
+                    vrnic_tx_timer_restart(core, qp);
+                }
+            }
+        }
+        if (x->rnr_due) {
+            next = MIN(next, x->rnr_due);
+        }
+        if (x->rto_due) {
+            next = MIN(next, x->rto_due);
+        }
+    }
+    if (next != INT64_MAX) {
+        vrnic_core_timer_arm(core, next);
+    }
 }
 
 /* Complete, in SQ order, every WQE that is done (or, for RC SEND/WRITE,
@@ -499,11 +752,27 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         uint32_t off = s->sent * pmtu;
         uint32_t plen = vrnic_op_is_rd(op) ? 0 : MIN(pmtu, s->len - off);
         bool first = s->sent == 0, last = s->sent + 1 == s->npkts;
+        bool rc = qp->type == VRNIC_QP_TYPE_RC;
+        uint32_t psn = vrnic_op_is_rd(op) ? vrnic_tx_rd_psn(core, qp, s) :
+                       vrnic_psn_add(s->first_psn, s->sent);
         VrnicPktHdrs h;
         size_t hoff, flen;
 
+        if (s->done) {
+            return VRNIC_TX_DONE;   /* answered while waiting to resend */
+        }
+        if (rc && !vrnic_op_is_rd(op) &&
+            vrnic_psn_diff(psn, qp->x->acked_psn) <= 0) {
+            s->sent++;              /* acknowledged meanwhile: not resent */
+            continue;
+        }
         if (!*budget) {
             return VRNIC_TX_MORE;
+        }
+        /* Bounded PSNs in flight: wait for ACKs (they re-kick). */
+        if (rc && vrnic_psn_diff(psn, qp->x->acked_psn) >
+                  (int32_t)VRNIC_TX_PKT_WINDOW) {
+            return VRNIC_TX_STOP;
         }
         if (!vrnic_xport_addr(core, av, qpn, dqpn, &a, &loop)) {
             if (s->sent) {
@@ -523,8 +792,11 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         h.bth.opcode = vrnic_tx_opcode(qp, op, first, last);
         h.bth.pkey = VRNIC_PKEY_DEFAULT;
         h.bth.dqpn = dqpn;
-        h.bth.psn = vrnic_psn_add(s->first_psn, s->sent);
-        h.bth.ack_req = last && qp->type == VRNIC_QP_TYPE_RC;
+        h.bth.psn = psn;
+        /* AckReq on the last packet and every 32nd PSN, so a long message
+         * gets ACKs before the packet window closes. */
+        h.bth.ack_req = rc && (last || (psn % VRNIC_TX_ACKREQ_EVERY) ==
+                                       VRNIC_TX_ACKREQ_EVERY - 1);
         h.bth.se = last && (s->hdr.flags & VRNIC_WQE_FLAG_SOLICITED) &&
                    (op == VRNIC_WQE_OP_SEND || op == VRNIC_WQE_OP_SEND_IMM ||
                     op == VRNIC_WQE_OP_SEND_INV ||
@@ -534,6 +806,12 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         h.reth.va = le64_to_cpu(s->hdr.remote_addr);
         h.reth.rkey = le32_to_cpu(s->hdr.rkey);
         h.reth.len = s->len;
+        if (op == VRNIC_WQE_OP_RDMA_READ) {
+            /* A resent READ asks only for what has not arrived. */
+            h.reth.va += s->rcvd;
+            h.reth.len -= s->rcvd;
+            s->rd_base = s->rcvd;
+        }
         h.atomic.va = h.reth.va;
         h.atomic.rkey = h.reth.rkey;
         if (op == VRNIC_WQE_OP_ATOMIC_CMP_SWP) {
@@ -560,6 +838,21 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         vrnic_xport_output(core, qpn, frame, flen, loop);
         s->sent++;
         (*budget)--;
+        if (rc) {
+            VrnicXport *x = qp->x;
+            uint32_t end = vrnic_op_is_rd(op) ? vrnic_psn_add(s->last_psn, 1) :
+                           vrnic_psn_add(psn, 1);
+
+            if (vrnic_psn_diff(psn, x->snd_max) < 0) {
+                core->stats.port[VRNIC_PORT_STAT_RETRANSMITS]++;
+            }
+            if (vrnic_psn_diff(end, x->snd_max) > 0) {
+                x->snd_max = end;
+            }
+            if (!x->rto_due) {
+                vrnic_tx_timer_restart(core, qp);
+            }
+        }
     }
     return VRNIC_TX_DONE;
 }
@@ -570,6 +863,10 @@ static void vrnic_tx_process(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
     VrnicXport *x = qp->x;
     unsigned budget = VRNIC_TX_BUDGET;
 
+    /* Waiting out an RNR NAK: the timer re-kicks. */
+    if (x->rnr_due) {
+        return;
+    }
     while (x->next != qp->sq.pi) {
         VrnicSwqe *s = &x->win[x->next % VRNIC_TX_WINDOW];
         VrnicTxRes r = VRNIC_TX_DONE;
@@ -634,15 +931,17 @@ static uint8_t vrnic_nak_status(uint8_t code)
     }
 }
 
-/* The WQE in flight whose PSN range holds psn, or NULL. */
+/*
+ * The started WQE whose PSN range holds psn, or NULL. The WQE at next
+ * counts: after a go-back it may not be resent yet, and an answer to its
+ * earlier transmission is as good as one to the resend.
+ */
 static VrnicSwqe *vrnic_tx_find_psn(VrnicQp *qp, uint32_t psn)
 {
-    VrnicXport *x = qp->x;
+    for (uint16_t i = qp->sq.ci; i != (uint16_t)(qp->x->next + 1); i++) {
+        VrnicSwqe *s = vrnic_tx_slot(qp, i);
 
-    for (uint16_t i = qp->sq.ci; i != x->next; i++) {
-        VrnicSwqe *s = &x->win[i % VRNIC_TX_WINDOW];
-
-        if (s->started && vrnic_psn_diff(psn, s->first_psn) >= 0 &&
+        if (s && vrnic_psn_diff(psn, s->first_psn) >= 0 &&
             vrnic_psn_diff(psn, s->last_psn) <= 0) {
             return s;
         }
@@ -650,27 +949,49 @@ static VrnicSwqe *vrnic_tx_find_psn(VrnicQp *qp, uint32_t psn)
     return NULL;
 }
 
-/* The oldest READ/atomic not yet answered. */
+/* The oldest READ/atomic not yet answered (the WQE at next included). */
 static VrnicSwqe *vrnic_tx_oldest_rd(VrnicQp *qp)
 {
-    VrnicXport *x = qp->x;
+    for (uint16_t i = qp->sq.ci; i != (uint16_t)(qp->x->next + 1); i++) {
+        VrnicSwqe *s = vrnic_tx_slot(qp, i);
 
-    for (uint16_t i = qp->sq.ci; i != x->next; i++) {
-        VrnicSwqe *s = &x->win[i % VRNIC_TX_WINDOW];
-
-        if (s->started && !s->done && vrnic_op_is_rd(s->hdr.opcode)) {
+        if (s && !s->done && vrnic_op_is_rd(s->hdr.opcode)) {
             return s;
         }
     }
     return NULL;
 }
 
-/* Everything before psn is acknowledged (never moves backwards). */
-static void vrnic_tx_ack_to(VrnicXport *x, uint32_t psn)
+/* Everything up to psn is acknowledged (never moves backwards); true
+ * when that is news. */
+static bool vrnic_tx_ack_to(VrnicXport *x, uint32_t psn)
 {
     if (vrnic_psn_diff(psn, x->acked_psn) > 0 &&
         vrnic_psn_diff(psn, x->psn) < 0) {
         x->acked_psn = psn;
+        return true;
+    }
+    return false;
+}
+
+/*
+ * Implied NAK: the responder answers in request order, so an answer past
+ * the oldest unanswered READ/atomic means that one's response was lost.
+ */
+static void vrnic_tx_implied_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                                 uint32_t answered_psn)
+{
+    VrnicSwqe *s = vrnic_tx_oldest_rd(qp);
+    uint32_t want;
+
+    if (!s || !s->sent) {
+        return;
+    }
+    want = vrnic_tx_rd_psn(core, qp, s);
+    if (vrnic_psn_diff(answered_psn, want) > 0 &&
+        !(qp->x->gbn_valid && qp->x->gbn_psn == want)) {
+        core->stats.port[VRNIC_PORT_STAT_IMPLIED_NAKS]++;
+        vrnic_tx_go_back(core, qpn, qp, want, "implied NAK");
     }
 }
 
@@ -690,20 +1011,54 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         trace_vrnic_tx_ack(qpn, psn, syn, pkt->hdr.aeth.msn);
     }
     if (op == VRNIC_IB_ACK) {
+        /* Every ACK/NAK acknowledges the PSNs before its own. */
+        uint32_t before = vrnic_psn_add(psn, VRNIC_IB_PSN_MASK);
+
+        if (type != VRNIC_AETH_ACK) {
+            core->stats.port[VRNIC_PORT_STAT_NAKS_RCVD]++;
+        }
         if (type == VRNIC_AETH_ACK) {
-            vrnic_tx_ack_to(x, psn);
+            if (vrnic_tx_ack_to(x, psn)) {
+                vrnic_tx_progress(core, qp);
+            }
+            vrnic_tx_implied_nak(core, qpn, qp, psn);
         } else if (type == VRNIC_AETH_RNR_NAK) {
-            /* RNR retry (after the NAK's timer) is the next issue. */
             core->stats.port[VRNIC_PORT_STAT_RNR_NAKS_RCVD]++;
-            vrnic_tx_ack_to(x, vrnic_psn_add(psn, VRNIC_IB_PSN_MASK));
+            if (vrnic_tx_ack_to(x, before)) {
+                vrnic_tx_progress(core, qp);
+            }
+            s = vrnic_tx_find_psn(qp, psn);
+            if (!s || s->done) {
+                drop = "RNR NAK for no request in flight";
+            } else if (qp->attr.rnr_retry != 7 &&
+                       x->rnr_retries >= qp->attr.rnr_retry) {
+                vrnic_tx_exhausted(core, qpn, qp, VRNIC_WC_RNR_RETRY_EXC_ERR);
+            } else {
+                /* Wait the responder's min_rnr_timer, then resend. */
+                int64_t wait = vrnic_rnr_ns(
+                    VRNIC_FIELD_GET(VRNIC_AETH_VALUE_MASK, syn));
+
+                x->rnr_retries++;
+                core->stats.port[VRNIC_PORT_STAT_RNR_RETRIES]++;
+                trace_vrnic_tx_rnr_wait(qpn, psn, wait, qp->attr.rnr_retry);
+                x->gbn_valid = false;
+                vrnic_tx_go_back(core, qpn, qp, psn, "RNR NAK");
+                x->rto_due = 0;
+                x->rnr_due = vrnic_now(core) + wait;
+                vrnic_core_timer_arm(core, x->rnr_due);
+            }
         } else if (type == VRNIC_AETH_NAK &&
                    VRNIC_FIELD_GET(VRNIC_AETH_VALUE_MASK, syn) ==
                    VRNIC_NAK_PSN_SEQ) {
-            /* Go-back-N retransmission is the next issue. */
+            /* The responder expects psn: resend from there at once. */
             core->stats.port[VRNIC_PORT_STAT_SEQ_NAKS_RCVD]++;
-            vrnic_tx_ack_to(x, vrnic_psn_add(psn, VRNIC_IB_PSN_MASK));
+            if (vrnic_tx_ack_to(x, before)) {
+                vrnic_tx_progress(core, qp);
+            }
+            if (vrnic_tx_outstanding(qp)) {
+                vrnic_tx_retry(core, qpn, qp, psn, "NAK sequence error");
+            }
         } else if (type == VRNIC_AETH_NAK) {
-            core->stats.port[VRNIC_PORT_STAT_NAKS_RCVD]++;
             s = vrnic_tx_find_psn(qp, psn);
             if (!s) {
                 drop = "NAK for no request in flight";
@@ -733,10 +1088,12 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         if (!s || s->hdr.opcode == VRNIC_WQE_OP_RDMA_READ ||
             s->first_psn != psn) {
             drop = "ATOMIC ACK matching no atomic";
+            vrnic_tx_implied_nak(core, qpn, qp, psn);
         } else {
             uint64_t orig = cpu_to_le64(pkt->hdr.atomic_orig);
 
             vrnic_tx_ack_to(x, vrnic_psn_add(psn, VRNIC_IB_PSN_MASK));
+            vrnic_tx_progress(core, qp);
             s->done = true;
             s->status = vrnic_sge_rw(core, qp, s, 0, (uint8_t *)&orig, 8,
                                      true) ? VRNIC_WC_SUCCESS :
@@ -754,7 +1111,8 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         if (!s || s->hdr.opcode != VRNIC_WQE_OP_RDMA_READ ||
             psn != vrnic_psn_add(s->first_psn, s->rcvd / pmtu)) {
             drop = "READ response out of sequence";
-        } else if (first != (s->rcvd == 0) ||
+            vrnic_tx_implied_nak(core, qpn, qp, psn);
+        } else if (first != (s->rcvd == s->rd_base) ||
                    (!last && plen != pmtu) ||
                    (last && s->rcvd + plen != s->len) ||
                    (!last && s->rcvd + plen >= s->len)) {
@@ -762,6 +1120,7 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         } else {
             vrnic_tx_ack_to(x, vrnic_psn_add(s->first_psn,
                                              VRNIC_IB_PSN_MASK));
+            vrnic_tx_progress(core, qp);
             if (plen && !vrnic_sge_rw(core, qp, s, s->rcvd,
                                       (uint8_t *)frame + pkt->payload_off,
                                       plen, true)) {

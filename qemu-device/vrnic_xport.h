@@ -58,6 +58,9 @@
  * biggest header set (RETH + ImmDt), ICRC; rounded up. */
 #define VRNIC_XPORT_FRAME   (VRNIC_MAX_PMTU + 256)
 #define VRNIC_LOOP_SLOTS    64      /* loopback frames in flight */
+#define VRNIC_TX_PKT_WINDOW 256     /* unacknowledged request PSNs per QP */
+#define VRNIC_TX_ACKREQ_EVERY 32    /* AckReq also on every 32nd PSN */
+#define VRNIC_ATOMIC_CACHE  16      /* atomic results kept for replays */
 
 /* One send WQE in flight (slot = SQ index % VRNIC_TX_WINDOW). */
 typedef struct VrnicSwqe {
@@ -72,6 +75,7 @@ typedef struct VrnicSwqe {
     uint32_t npkts;         /* request packets (1 for READ/atomic) */
     uint32_t sent;          /* request packets sent */
     uint32_t rcvd;          /* READ: bytes placed */
+    uint32_t rd_base;       /* READ: rcvd when the request was (re)sent */
     bool started;
     bool done;              /* ready to complete (with status) */
     uint8_t status;         /* enum vrnic_wc_status */
@@ -110,6 +114,13 @@ typedef struct VrnicXport {
     uint32_t acked_psn;     /* newest PSN the responder acknowledged */
     uint16_t next;          /* SQ index of the WQE being / to be sent */
     uint32_t rd_out;        /* READ/atomic requests in flight */
+    uint32_t snd_max;       /* PSN after the newest request PSN sent */
+    uint8_t retries;        /* retransmissions since the last progress */
+    uint8_t rnr_retries;    /* RNR retries since the last progress */
+    bool gbn_valid;         /* went back to gbn_psn, no progress since */
+    uint32_t gbn_psn;
+    int64_t rto_due;        /* retransmit timer (device clock), 0: off */
+    int64_t rnr_due;        /* RNR wait: nothing is sent before, 0: none */
     VrnicSwqe win[VRNIC_TX_WINDOW];
 
     /* responder */
@@ -129,6 +140,13 @@ typedef struct VrnicXport {
     uint32_t wr_rkey;
     uint32_t wr_len;
     uint32_t rd_pending;    /* READ/atomic entries in the queue */
+    /* Results of the newest atomics, to answer duplicates (replays). */
+    struct {
+        bool valid;
+        uint32_t psn;
+        uint64_t orig;
+    } atomic_cache[VRNIC_ATOMIC_CACHE];
+    uint32_t atomic_next;
     uint32_t q_head, q_tail, q_size;
     VrnicResp q[];          /* q_size entries */
 } VrnicXport;

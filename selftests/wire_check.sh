@@ -15,6 +15,9 @@
 #   -m N        at least N RoCEv2 frames (default 1; 0 for a capture of
 #               Ethernet traffic only)
 #   -p A,B      expect ICMP echo request A -> B and echo reply B -> A
+#   -t TCLASS   expect RoCEv2 frames carrying this traffic class (IPv4 DS
+#               byte: DSCP = TCLASS >> 2, ECN = TCLASS & 3) and count the
+#               frames of each class
 #   -I          do not run icrc-check
 # Exit status 0 when every check passed.
 set -uo pipefail
@@ -53,12 +56,13 @@ opcode() {
 
 usage() { sed -n '2,/^# Exit/s/^# \{0,1\}//p' "$0"; }
 
-expect=() min=1 ping= icrc=1
-while getopts o:m:p:Ih opt; do
+expect=() min=1 ping= icrc=1 tclass=
+while getopts o:m:p:t:Ih opt; do
 	case "$opt" in
 	o) expect+=("$OPTARG") ;;
 	m) min=$OPTARG ;;
 	p) ping=$OPTARG ;;
+	t) tclass=$((OPTARG)) ;;
 	I) icrc=0 ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
@@ -69,7 +73,7 @@ shift $((OPTIND - 1))
 pcap=$1
 
 ktap_print_header
-ktap_set_plan $((2 + ${#expect[@]} + (${ping:+1} + 0) + 1))
+ktap_set_plan $((2 + ${#expect[@]} + (${ping:+1} + 0) + (${tclass:+1} + 0) + 1))
 
 # tshark insists on saying it runs as root; keep its stderr for real errors.
 # Its RPC-over-RDMA heuristic claims tiny SEND payloads (perftest's 2-byte
@@ -120,6 +124,18 @@ if [ -n "$ping" ]; then
 	ktap_print_msg "ping $a -> $b: $req echo request(s), $rep echo reply(ies)"
 	both() { [ "$req" -gt 0 ] && [ "$rep" -gt 0 ]; }
 	ktap_test_result "ping $a -> $b captured in both directions" both
+fi
+
+if [ -n "$tclass" ]; then
+	dscp=$((tclass >> 2)) ecn=$((tclass & 3))
+	ts -Y infiniband -T fields -e ip.dsfield.dscp -e ip.dsfield.ecn |
+		sort | uniq -c | while read -r n d e; do
+			ktap_print_msg "  DSCP $d ECN $e: $n frame(s)"
+		done
+	ntc=$(ts -Y "infiniband && ip.dsfield.dscp == $dscp && ip.dsfield.ecn == $ecn" \
+		-T fields -e frame.number | grep -c .)
+	has_tc() { [ "$ntc" -gt 0 ]; }
+	ktap_test_result "traffic class $tclass on the wire: DSCP $dscp ECN $ecn ($ntc frames)" has_tc
 fi
 
 ic=$top/build/bin/icrc-check

@@ -451,6 +451,23 @@ enum vrnic_port_stat {
 	VRNIC_PORT_STAT_NAKS_RCVD,	/* every kind, RNR included */
 	VRNIC_PORT_STAT_RNR_NAKS_RCVD,
 	VRNIC_PORT_STAT_SEQ_NAKS_RCVD,
+	/* requester recovery */
+	VRNIC_PORT_STAT_RETRANSMITS,	/* request packets sent again */
+	VRNIC_PORT_STAT_TIMEOUTS,	/* retransmit timer expiries */
+	VRNIC_PORT_STAT_IMPLIED_NAKS,	/* READ/atomic responses found missing */
+	VRNIC_PORT_STAT_RNR_RETRIES,	/* RNR waits, each ending in a resend */
+	VRNIC_PORT_STAT_RETRY_EXC,	/* WQEs failed RETRY_EXC_ERR */
+	VRNIC_PORT_STAT_RNR_RETRY_EXC,	/* WQEs failed RNR_RETRY_EXC_ERR */
+	/* responder recovery */
+	VRNIC_PORT_STAT_READ_REPLAYS,	/* duplicate READs served again */
+	VRNIC_PORT_STAT_ATOMIC_REPLAYS,	/* duplicate atomics answered from
+					 * the result cache */
+	/* fault injection (wire frames this port sent or received) */
+	VRNIC_PORT_STAT_FAULT_DROPS,
+	VRNIC_PORT_STAT_FAULT_REORDERS,
+	VRNIC_PORT_STAT_FAULT_DUPS,
+	VRNIC_PORT_STAT_FAULT_CORRUPTS,	/* one bit flipped under the ICRC */
+	VRNIC_PORT_STAT_FAULT_DELAYS,
 	VRNIC_PORT_STAT_NUM
 };
 

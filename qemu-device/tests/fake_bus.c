@@ -161,6 +161,16 @@ static void fake_eth_rx_ready(void *opaque)
     f->rx_ready++;
 }
 
+static int64_t fake_clock_ns(void *opaque)
+{
+    return ((FakeBus *)opaque)->now_ns;
+}
+
+static void fake_timer_mod(void *opaque, int64_t deadline_ns)
+{
+    ((FakeBus *)opaque)->timer_due = deadline_ns;
+}
+
 static const VrnicCoreOps fake_ops = {
     .dma_read = fake_dma_read,
     .dma_write = fake_dma_write,
@@ -168,6 +178,8 @@ static const VrnicCoreOps fake_ops = {
     .kick = fake_kick,
     .eth_send = fake_eth_send,
     .eth_rx_ready = fake_eth_rx_ready,
+    .clock_ns = fake_clock_ns,
+    .timer_mod = fake_timer_mod,
 };
 
 VrnicConfig fake_default_config(void)
@@ -196,6 +208,7 @@ FakeBus *fake_new(const VrnicConfig *cfg)
     if (!f) {
         abort();
     }
+    f->timer_due = INT64_MAX;
     vrnic_core_init(&f->core, cfg ? cfg : &def, &fake_ops, f);
     vrnic_core_set_link(&f->core, true);
     fake_settle(f);     /* the netdev's initial link state, before any AEQ */
@@ -230,6 +243,33 @@ void fake_settle(FakeBus *f)
             again |= fake_deliver(f->peer);
         }
     }
+}
+
+bool fake_fire_timer(FakeBus *f)
+{
+    FakeBus *p = f->peer;
+    int64_t due = f->timer_due;
+
+    if (p && p->timer_due < due) {
+        due = p->timer_due;
+    }
+    if (due == INT64_MAX) {
+        return false;
+    }
+    f->now_ns = MAX(f->now_ns, due);
+    if (p) {
+        p->now_ns = f->now_ns = MAX(f->now_ns, p->now_ns);
+    }
+    if (f->timer_due <= f->now_ns) {
+        f->timer_due = INT64_MAX;
+        vrnic_core_timer(&f->core);
+    }
+    if (p && p->timer_due <= p->now_ns) {
+        p->timer_due = INT64_MAX;
+        vrnic_core_timer(&p->core);
+    }
+    fake_settle(f);
+    return true;
 }
 
 void *fake_ptr(FakeBus *f, uint64_t addr)

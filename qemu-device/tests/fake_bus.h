@@ -66,6 +66,9 @@ typedef struct FakeBus {
                       void *arg);
     void *hook_arg;
     unsigned wire_frames;   /* frames that crossed the wire to this bus */
+    /* The device clock: it only moves in fake_fire_timer (instant work). */
+    int64_t now_ns;
+    int64_t timer_due;      /* INT64_MAX: idle */
     uint16_t aq_pi;     /* helper's admin producer index */
     uint16_t cmd_id;
 } FakeBus;
@@ -90,6 +93,12 @@ struct vrnic_aq_cqe *fake_aq_exec(FakeBus *f, void *cmd);
 void fake_aeq_enable(FakeBus *f, unsigned log_depth);
 /* Join two buses by a wire (each one's eth_send reaches the other). */
 void fake_link(FakeBus *a, FakeBus *b);
+/*
+ * Move the clock (of f and its peer: one clock for both ends of a wire) to
+ * the earliest armed device timer, run it and settle. False when no timer
+ * is armed.
+ */
+bool fake_fire_timer(FakeBus *f);
 /* Deliver a frame to f as if it came off the wire (queued). */
 void fake_wire_put(FakeBus *f, const uint8_t *frame, size_t len);
 

@@ -480,8 +480,12 @@ TEST_F(qp, reset_discards_wqes_silently)
     uint32_t qpn = create_qp(f, VRNIC_QP_TYPE_UD, self->pdn, self->scq,
                              self->rcq, 0, 0, &mem);
     VrnicQp *qp = &f->core.obj.qps[qpn];
+    struct vrnic_qp_attr a = good_attr();
 
-    ASSERT_EQ(0, qp_to_rts(f, qpn, VRNIC_QP_TYPE_UD));
+    /* In INIT WQEs are accepted but not executed (in RTS the admin
+     * doorbell would first run the send). */
+    ASSERT_EQ(0, modify_qp(f, qpn, QS | req_init(VRNIC_QP_TYPE_UD),
+                           VRNIC_QPS_INIT, &a));
     put_send_wqe(f, mem, 0, 1, VRNIC_WQE_OP_SEND, VRNIC_WQE_FLAG_SIGNALED);
     db(f, 0, VRNIC_DB_SQ, qpn, 1);
     db(f, 0, VRNIC_DB_RQ, qpn, 5);

@@ -34,6 +34,7 @@ typedef struct Qp {
     uint16_t sq_pi, rq_pi;
     uint8_t type;
     uint8_t sq_log, sq_shift, rq_log;   /* 0: the obj_helpers defaults */
+    uint8_t rnr_retry;                  /* qp_up: 7 (infinite) */
 } Qp;
 
 static void gid_v4(uint8_t gid[16], uint8_t last)
@@ -127,6 +128,7 @@ static void qp_new(Qp *q, Node *n, uint8_t type, uint32_t srqn)
     q->type = type;
     q->sq_pi = q->rq_pi = 0;
     q->sq_log = q->sq_shift = q->rq_log = 0;
+    q->rnr_retry = 7;
     if (type == VRNIC_QP_TYPE_GSI) {
         q->qpn = create_qp(n->f, type, n->pdn, n->scq, n->rcq, 0, 0, &q->mem);
     } else {
@@ -149,6 +151,7 @@ static void qp_new_deep(Qp *q, Node *n)
     q->n = n;
     q->type = VRNIC_QP_TYPE_RC;
     q->sq_pi = q->rq_pi = 0;
+    q->rnr_retry = 7;
     q->sq_log = 7;
     q->sq_shift = 7;
     q->rq_log = 7;
@@ -180,6 +183,7 @@ static void qp_up(Qp *q, const Qp *peer, uint8_t mtu, uint32_t sq_psn,
     a.max_rd_atomic = 4;
     a.max_dest_rd_atomic = 4;
     a.min_rnr_timer = 12;
+    a.rnr_retry = q->rnr_retry;
     if (peer) {
         a.dest_qpn = htole32(peer->qpn);
         memcpy(a.av.dgid, peer->n->gid, 16);
@@ -634,11 +638,15 @@ TEST_F(pair, rc_imm_and_inv)
     post_send(&qa, 13, VRNIC_WQE_OP_SEND_INV, 0, &s, 1, 0, 0,
               htole32(0x1234), NULL, 0);
     fake_settle(self->a.f);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 2; i++) {
         ASSERT_TRUE(poll(&self->a, true, &e));
         ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
         ASSERT_EQ(11 + i, le64toh(e.wr_id));
     }
+    /* Nothing on this device can be invalidated: an invalid request. */
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(VRNIC_WC_REM_INV_REQ_ERR, e.status);
+    ASSERT_EQ(13, le64toh(e.wr_id));
     ASSERT_TRUE(poll(&self->b, false, &e));
     ASSERT_EQ(VRNIC_CQE_OP_RECV, e.opcode);
     ASSERT_EQ(VRNIC_CQE_FLAG_IMM | VRNIC_CQE_FLAG_SOLICITED, e.flags);
@@ -651,8 +659,10 @@ TEST_F(pair, rc_imm_and_inv)
     ASSERT_EQ(3000, le32toh(e.byte_len));
     ASSERT_EQ(2, le64toh(e.wr_id));
     ASSERT_TRUE(poll(&self->b, false, &e));
-    ASSERT_EQ(VRNIC_CQE_FLAG_INV, e.flags);
-    ASSERT_EQ(0x1234, le32toh(e.imm_data));
+    ASSERT_EQ(VRNIC_WC_REM_INV_REQ_ERR, e.status);
+    ASSERT_EQ(3, le64toh(e.wr_id));
+    ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&qa));
+    ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&qb));
     ASSERT_EQ(0, memcmp(fake_ptr(self->a.f, src), fake_ptr(self->b.f, dst),
                         3000));
 }
@@ -1087,5 +1097,443 @@ TEST(device_caps_atomic)
     ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA, le32toh(a->device_caps));
     fake_free(f);
 }
+
+/* Build an RC READ REQUEST from A's QP to B's. */
+static size_t craft_read(Node *A, Node *B, uint32_t dqpn, uint32_t psn,
+                         uint64_t va, uint32_t rkey, uint32_t len,
+                         uint8_t *frame, size_t size)
+{
+    VrnicPktAddr a = { .hop_limit = 64, .udp_sport = 0xc000 };
+    VrnicPktHdrs h;
+
+    memset(&h, 0, sizeof(h));
+    memcpy(a.smac, A->mac, 6);
+    memcpy(a.dmac, B->mac, 6);
+    memcpy(a.sgid, A->gid, 16);
+    memcpy(a.dgid, B->gid, 16);
+    h.bth.opcode = VRNIC_OP(RC, READ_REQ);
+    h.bth.pkey = 0xffff;
+    h.bth.dqpn = dqpn;
+    h.bth.psn = psn;
+    h.bth.ack_req = true;
+    h.reth.va = va;
+    h.reth.rkey = rkey;
+    h.reth.len = len;
+    return vrnic_pkt_build(frame, size, &a, &h, NULL, 0);
+}
+
+/*
+ * A hostile requester repeats a long READ many times, then sends a new
+ * one: duplicates take READ/atomic slots like new requests, so the
+ * response queue never overflows (this used to dereference NULL).
+ */
+TEST_F(pair, duplicate_reads_stay_within_the_response_queue)
+{
+    Qp qa, qb;
+    uint8_t frame[256];
+    size_t len;
+    uint32_t big = 1u << 20;            /* 4096 responses at PMTU 256 */
+    uint64_t buf = buf_alloc(&self->b, big);
+    uint32_t rkey = mr_any(&self->b, ACC_ALL, buf, big);
+    VrnicXport *x;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 1, 1000, 1000);
+    x = self->b.f->core.obj.qps[qb.qpn].x;
+    len = craft_read(&self->a, &self->b, qb.qpn, 1000, buf, rkey, big,
+                     frame, sizeof(frame));
+    vrnic_core_eth_receive(&self->b.f->core, frame, len);
+    for (unsigned i = 0; i < 40; i++) {
+        vrnic_core_eth_receive(&self->b.f->core, frame, len);
+        vrnic_core_run(&self->b.f->core, VRNIC_WORK_QUEUES);
+        ASSERT_LE(x->rd_pending, MAX(self->b.f->core.obj.qps[qb.qpn].attr.max_dest_rd_atomic, 1));
+        ASSERT_LE(x->q_tail - x->q_head, x->q_size);
+    }
+    ASSERT_LT(0, self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_DUPLICATE]);
+    len = craft_read(&self->a, &self->b, qb.qpn, x->epsn, buf, rkey, 64,
+                     frame, sizeof(frame));
+    vrnic_core_eth_receive(&self->b.f->core, frame, len);
+    ASSERT_LE(x->q_tail - x->q_head, x->q_size);
+    ASSERT_EQ(VRNIC_QPS_RTS, self->b.f->core.obj.qps[qb.qpn].state);
+}
+
+/* ---- a lossy wire: the fault injector between the two engines ---------- */
+
+static void set_faults(Node *n, uint32_t drop, uint32_t reorder, uint32_t dup,
+                       uint32_t corrupt, uint64_t seed)
+{
+    VrnicFaultCfg c = {
+        .drop_ppm = drop, .reorder_ppm = reorder, .reorder_depth = 3,
+        .dup_ppm = dup, .corrupt_ppm = corrupt, .seed = seed,
+        .dir = VRNIC_FAULT_DIR_TX,
+    };
+
+    vrnic_core_set_faults(&n->f->core, &c);
+}
+
+/* Run both ends, firing timers (retransmit, RNR, held frames) until none
+ * is left; bounded so a hang fails instead of spinning. */
+static unsigned run_lossy(Node *a)
+{
+    unsigned fired = 0;
+
+    fake_settle(a->f);
+    while (fired < 200000 && fake_fire_timer(a->f)) {
+        fired++;
+    }
+    return fired;
+}
+
+static uint32_t lcg(uint64_t *st)
+{
+    *st = *st * 6364136223846793005ull + 1442695040888963407ull;
+    return *st >> 33;
+}
+
+enum { L_SEND, L_SEND_IMM, L_WRITE, L_WRITE_IMM, L_READ, L_FADD, L_CSWAP,
+       L_NOPS };
+
+#define L_MAX 20000u        /* largest message */
+#define L_BATCH 8           /* WQEs per round (SQ depth 16) */
+
+typedef struct LossyRun {
+    uint64_t counters[VRNIC_PORT_STAT_NUM];   /* A's, then compared */
+    unsigned msgs, bytes;
+} LossyRun;
+
+/*
+ * nmsg randomized RC messages of every opcode and sizes 0..L_MAX at MTU
+ * 1024 through the injector (both directions): every WQE completes once,
+ * in order, successfully; SEND data lands once per receive WQE; WRITE and
+ * READ data match; every atomic ran exactly once (the returned values
+ * follow the model of the target).
+ */
+static int lossy_rc(struct __test_metadata *_metadata, Node *A, Node *B,
+                    uint32_t drop, uint32_t reorder, uint32_t dup,
+                    uint32_t corrupt, uint64_t seed, unsigned nmsg,
+                    LossyRun *out)
+{
+    uint64_t src = buf_alloc(A, L_BATCH * L_MAX);
+    uint64_t rd = buf_alloc(A, L_BATCH * L_MAX);
+    uint64_t res = buf_alloc(A, L_BATCH * 8);
+    uint64_t rbuf = buf_alloc(B, L_BATCH * L_MAX);
+    uint64_t wr = buf_alloc(B, L_BATCH * L_MAX);
+    uint64_t ctr = buf_alloc(B, 8);
+    uint32_t lsrc = mr_any(A, 0, src, L_BATCH * L_MAX);
+    uint32_t lrd = mr_any(A, VRNIC_ACCESS_LOCAL_WRITE, rd, L_BATCH * L_MAX);
+    uint32_t lres = mr_any(A, VRNIC_ACCESS_LOCAL_WRITE, res, L_BATCH * 8);
+    uint32_t lrbuf = mr_any(B, VRNIC_ACCESS_LOCAL_WRITE, rbuf,
+                            L_BATCH * L_MAX);
+    uint32_t rwr = mr_any(B, ACC_ALL, wr, L_BATCH * L_MAX);
+    uint32_t rctr = mr_any(B, ACC_ALL, ctr, 8);
+    uint64_t model = 5, st = seed;
+    Qp qa, qb;
+
+    qp_new(&qa, A, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, B, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 0xfffff0, 0xffff00);   /* PSNs wrap on the way */
+    set_faults(A, drop, reorder, dup, corrupt, seed);
+    set_faults(B, drop, reorder, dup, corrupt, seed ^ 0x5555);
+    *(uint64_t *)fake_ptr(B->f, ctr) = htole64(model);
+    memset(out, 0, sizeof(*out));
+
+    for (unsigned done = 0; done < nmsg; done += L_BATCH) {
+        uint8_t op[L_BATCH];
+        uint32_t len[L_BATCH], nrecv = 0;
+        uint64_t expect_orig[L_BATCH];
+        struct vrnic_cqe e;
+
+        for (unsigned k = 0; k < L_BATCH; k++) {
+            static const uint32_t edge[] = { 0, 1, 1023, 1024, 1025 };
+            uint32_t r = lcg(&st);
+            uint64_t off = (uint64_t)k * L_MAX;
+            Sg s = { src + off, 0, lsrc };
+            Sg rs = { rd + off, 0, lrd };
+            Sg at = { res + k * 8, 8, lres };
+            Sg rv = { rbuf + off, L_MAX, lrbuf };
+
+            op[k] = r % L_NOPS;
+            len[k] = (r >> 8) % 4 ? lcg(&st) % (L_MAX + 1) :
+                     edge[(r >> 12) % 5];
+            s.len = rs.len = len[k];
+            fill(A, src + off, len[k], done + k + (uint32_t)seed);
+            switch (op[k]) {
+            case L_SEND:
+            case L_SEND_IMM:
+            case L_WRITE_IMM:
+                post_recv(&qb, 1000 + done + k, &rv, 1);
+                nrecv++;
+                if (op[k] == L_WRITE_IMM) {
+                    post_send(&qa, done + k, VRNIC_WQE_OP_RDMA_WRITE_IMM, 0,
+                              &s, 1, wr + off, rwr, done + k, NULL, 0);
+                } else {
+                    post_send(&qa, done + k, op[k] == L_SEND ?
+                              VRNIC_WQE_OP_SEND : VRNIC_WQE_OP_SEND_IMM, 0,
+                              &s, 1, 0, 0, done + k, NULL, 0);
+                }
+                break;
+            case L_WRITE:
+                post_send(&qa, done + k, VRNIC_WQE_OP_RDMA_WRITE, 0, &s, 1,
+                          wr + off, rwr, 0, NULL, 0);
+                break;
+            case L_READ:
+                fill(B, wr + off, len[k], 77 + done + k);
+                post_send(&qa, done + k, VRNIC_WQE_OP_RDMA_READ, 0, &rs, 1,
+                          wr + off, rwr, 0, NULL, 0);
+                break;
+            case L_FADD:
+                expect_orig[k] = model;
+                model += k + 1;
+                post_atomic(&qa, done + k, VRNIC_WQE_OP_ATOMIC_FETCH_ADD,
+                            &at, ctr, rctr, k + 1, 0);
+                break;
+            default:
+                expect_orig[k] = model;
+                /* Swaps when it matches: every other one on purpose. */
+                if (k % 2 == 0) {
+                    post_atomic(&qa, done + k, VRNIC_WQE_OP_ATOMIC_CMP_SWP,
+                                &at, ctr, rctr, model, model * 3 + 1);
+                    model = model * 3 + 1;
+                } else {
+                    post_atomic(&qa, done + k, VRNIC_WQE_OP_ATOMIC_CMP_SWP,
+                                &at, ctr, rctr, model + 1, 0);
+                }
+                break;
+            }
+        }
+        run_lossy(A);
+        for (unsigned k = 0; k < L_BATCH; k++) {
+            uint64_t off = (uint64_t)k * L_MAX;
+
+            ASSERT_TRUE(poll(A, true, &e)) {
+                TH_LOG("seed %" PRIu64 " msg %u: no completion", seed,
+                       done + k);
+            }
+            ASSERT_EQ(done + k, le64toh(e.wr_id));
+            ASSERT_EQ(VRNIC_WC_SUCCESS, e.status) {
+                TH_LOG("seed %" PRIu64 " msg %u op %u len %u", seed,
+                       done + k, op[k], len[k]);
+            }
+            if (op[k] == L_WRITE || op[k] == L_WRITE_IMM) {
+                ASSERT_EQ(0, memcmp(fake_ptr(A->f, src + off),
+                                    fake_ptr(B->f, wr + off), len[k]));
+            } else if (op[k] == L_READ) {
+                ASSERT_EQ(len[k], le32toh(e.byte_len));
+                ASSERT_EQ(0, memcmp(fake_ptr(A->f, rd + off),
+                                    fake_ptr(B->f, wr + off), len[k]));
+            } else if (op[k] == L_FADD || op[k] == L_CSWAP) {
+                ASSERT_EQ(expect_orig[k],
+                          le64toh(*(uint64_t *)fake_ptr(A->f, res + k * 8)));
+            }
+            out->bytes += len[k];
+        }
+        ASSERT_FALSE(poll(A, true, &e));
+        /* Receives: one per SEND/WRITE_IMM, in order, never twice. */
+        for (unsigned k = 0, n = 0; k < L_BATCH; k++) {
+            if (op[k] != L_SEND && op[k] != L_SEND_IMM &&
+                op[k] != L_WRITE_IMM) {
+                continue;
+            }
+            ASSERT_TRUE(poll(B, false, &e));
+            ASSERT_EQ(1000 + done + k, le64toh(e.wr_id));
+            ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+            ASSERT_EQ(len[k], le32toh(e.byte_len));
+            if (op[k] != L_WRITE_IMM) {
+                ASSERT_EQ(0, memcmp(fake_ptr(A->f, src + (uint64_t)k * L_MAX),
+                                    fake_ptr(B->f, rbuf + (uint64_t)k * L_MAX),
+                                    len[k]));
+            }
+            n++;
+            ASSERT_GE(nrecv, n);
+        }
+        ASSERT_FALSE(poll(B, false, &e));
+        ASSERT_EQ(model, le64toh(*(uint64_t *)fake_ptr(B->f, ctr)));
+        out->msgs += L_BATCH;
+    }
+    ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&qa));
+    ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&qb));
+    memcpy(out->counters, A->f->core.stats.port, sizeof(out->counters));
+    return 0;
+}
+
+static void log_counters(struct __test_metadata *_metadata, const char *who,
+                         const uint64_t *c)
+{
+    TH_LOG("%s: retransmits %" PRIu64 " timeouts %" PRIu64 " seq NAKs %"
+           PRIu64 " implied %" PRIu64 " faults drop %" PRIu64 " reorder %"
+           PRIu64 " dup %" PRIu64 " corrupt %" PRIu64, who,
+           c[VRNIC_PORT_STAT_RETRANSMITS], c[VRNIC_PORT_STAT_TIMEOUTS],
+           c[VRNIC_PORT_STAT_SEQ_NAKS_RCVD], c[VRNIC_PORT_STAT_IMPLIED_NAKS],
+           c[VRNIC_PORT_STAT_FAULT_DROPS], c[VRNIC_PORT_STAT_FAULT_REORDERS],
+           c[VRNIC_PORT_STAT_FAULT_DUPS], c[VRNIC_PORT_STAT_FAULT_CORRUPTS]);
+}
+
+/* Each fault kind alone, then all of them, at rates far above the guest
+ * test's so thousands of messages see many of each. */
+TEST_F(pair, lossy_rc_drop)
+{
+    LossyRun r;
+
+    ASSERT_EQ(0, lossy_rc(_metadata, &self->a, &self->b, 30000, 0, 0, 0, 1,
+                          1000, &r));
+    log_counters(_metadata, "A", r.counters);
+    ASSERT_LT(0, r.counters[VRNIC_PORT_STAT_FAULT_DROPS]);
+    ASSERT_LT(0, r.counters[VRNIC_PORT_STAT_RETRANSMITS]);
+}
+
+TEST_F(pair, lossy_rc_reorder)
+{
+    LossyRun r;
+
+    ASSERT_EQ(0, lossy_rc(_metadata, &self->a, &self->b, 0, 30000, 0, 0, 2,
+                          1000, &r));
+    log_counters(_metadata, "A", r.counters);
+    ASSERT_LT(0, r.counters[VRNIC_PORT_STAT_FAULT_REORDERS]);
+}
+
+TEST_F(pair, lossy_rc_duplicate)
+{
+    LossyRun r;
+
+    ASSERT_EQ(0, lossy_rc(_metadata, &self->a, &self->b, 0, 0, 30000, 0, 3,
+                          1000, &r));
+    log_counters(_metadata, "A", r.counters);
+    ASSERT_LT(0, r.counters[VRNIC_PORT_STAT_FAULT_DUPS]);
+    ASSERT_LT(0, self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_DUPLICATE]);
+}
+
+TEST_F(pair, lossy_rc_corrupt)
+{
+    LossyRun r;
+
+    ASSERT_EQ(0, lossy_rc(_metadata, &self->a, &self->b, 0, 0, 0, 30000, 4,
+                          1000, &r));
+    log_counters(_metadata, "A", r.counters);
+    ASSERT_LT(0, r.counters[VRNIC_PORT_STAT_FAULT_CORRUPTS]);
+    /* Every flip is caught: by the ICRC, or first by a header check (a
+     * flipped opcode or pad count can make the frame malformed). */
+    ASSERT_EQ(r.counters[VRNIC_PORT_STAT_FAULT_CORRUPTS],
+              self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_ICRC_ERR] +
+              self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_MALFORMED]);
+}
+
+TEST_F(pair, lossy_rc_all_faults)
+{
+    LossyRun r;
+
+    ASSERT_EQ(0, lossy_rc(_metadata, &self->a, &self->b, 10000, 10000, 1000,
+                          1000, 5, 2000, &r));
+    log_counters(_metadata, "A", r.counters);
+    log_counters(_metadata, "B", self->b.f->core.stats.port);
+}
+
+/* Many seeds, heavy faults of every kind at once (both directions). */
+TEST(lossy_rc_many_seeds)
+{
+    for (uint64_t seed = 100; seed < 120; seed++) {
+        LossyRun r;
+        Node a, b;
+
+        node_init(&a, 1, false);
+        node_init(&b, 2, false);
+        fake_link(a.f, b.f);
+        ASSERT_EQ(0, lossy_rc(_metadata, &a, &b, 40000, 40000, 10000, 10000,
+                              seed, 400, &r)) {
+            TH_LOG("seed %" PRIu64, seed);
+        }
+        fake_free(a.f);
+        fake_free(b.f);
+    }
+}
+
+/* The same seed and traffic inject the same faults: a failure replays. */
+TEST(lossy_rc_seed_reproduces)
+{
+    LossyRun r[2];
+
+    for (int i = 0; i < 2; i++) {
+        Node a, b;
+
+        node_init(&a, 1, false);
+        node_init(&b, 2, false);
+        fake_link(a.f, b.f);
+        ASSERT_EQ(0, lossy_rc(_metadata, &a, &b, 20000, 20000, 2000, 2000,
+                              42, 200, &r[i]));
+        fake_free(a.f);
+        fake_free(b.f);
+    }
+    ASSERT_EQ(0, memcmp(r[0].counters, r[1].counters, sizeof(r[0].counters)));
+}
+
+/* Every request lost: retry_cnt (7) retransmissions after the first try,
+ * then RETRY_EXC_ERR and ERR. */
+TEST_F(pair, retry_exhaustion)
+{
+    uint64_t src = buf_alloc(&self->a, 100);
+    Sg s = { src, 100, mr_any(&self->a, 0, src, 100) };
+    uint64_t dst = buf_alloc(&self->b, 100);
+    uint32_t rkey = mr_any(&self->b, ACC_ALL, dst, 100);
+    struct vrnic_cqe e;
+    Qp qa, qb;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 1, 1);
+    set_faults(&self->a, VRNIC_FAULT_PPM, 0, 0, 0, 1);
+    post_send(&qa, 9, VRNIC_WQE_OP_RDMA_WRITE, 0, &s, 1, dst, rkey, 0, NULL,
+              0);
+    run_lossy(&self->a);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(VRNIC_WC_RETRY_EXC_ERR, e.status);
+    ASSERT_EQ(9, le64toh(e.wr_id));
+    ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&qa));
+    ASSERT_EQ(8, self->a.f->core.stats.port[VRNIC_PORT_STAT_TIMEOUTS]);
+    ASSERT_EQ(7, self->a.f->core.stats.port[VRNIC_PORT_STAT_RETRANSMITS]);
+    ASSERT_EQ(8, self->a.f->core.stats.port[VRNIC_PORT_STAT_FAULT_DROPS]);
+    /* 4.096 us * 2^14 per timeout. */
+    ASSERT_EQ(8 * (4096ll << 14), self->a.f->now_ns);
+}
+
+/* No receive WQE: RNR NAKs, each waited out (min_rnr_timer 12 = 0.64 ms),
+ * then RNR_RETRY_EXC_ERR after rnr_retry (3) retries. */
+TEST_F(pair, rnr_retry_exhaustion_and_recovery)
+{
+    uint64_t src = buf_alloc(&self->a, 64), dst = buf_alloc(&self->b, 64);
+    Sg s = { src, 64, mr_any(&self->a, 0, src, 64) };
+    Sg r = { dst, 64, mr_any(&self->b, VRNIC_ACCESS_LOCAL_WRITE, dst, 64) };
+    struct vrnic_cqe e;
+    Qp qa, qb;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    qa.rnr_retry = 3;
+    connect(&qa, &qb, 3, 1, 1);
+    post_send(&qa, 1, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    run_lossy(&self->a);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(VRNIC_WC_RNR_RETRY_EXC_ERR, e.status);
+    ASSERT_EQ(4, self->b.f->core.stats.port[VRNIC_PORT_STAT_RNR_NAKS_SENT]);
+    ASSERT_EQ(3, self->a.f->core.stats.port[VRNIC_PORT_STAT_RNR_RETRIES]);
+    ASSERT_LE(3 * 640000ll, self->a.f->now_ns);     /* three RNR waits */
+
+    /* Infinite RNR retry (7): the receive posted later is found. */
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 1, 1);
+    post_send(&qa, 2, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    fake_settle(self->a.f);
+    fake_fire_timer(self->a.f);
+    fake_fire_timer(self->a.f);
+    ASSERT_FALSE(poll(&self->a, true, &e));
+    post_recv(&qb, 3, &r, 1);
+    run_lossy(&self->a);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_EQ(2, le64toh(e.wr_id));
+    ASSERT_TRUE(poll(&self->b, false, &e));
+    ASSERT_EQ(3, le64toh(e.wr_id));
+}
+
 
 TEST_HARNESS_MAIN

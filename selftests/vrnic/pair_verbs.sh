@@ -1,9 +1,12 @@
 #!/bin/bash
 # RDMA traffic between two vrnic guests with standard tools that move data
 # over the wire today: the libibverbs pingpongs (RC, UC, UD, SRQ), rping
-# (rdma_cm over the GSI QP, SEND/READ/WRITE, data verified with -V) and the
-# perftest bandwidth (WRITE, READ, SEND, atomic) and latency (WRITE, READ,
-# SEND) tests, always with an explicit -n.
+# (rdma_cm over the GSI QP, SEND/READ/WRITE, 100 pings verified with -V),
+# the librdmacm examples ucmatose (RC connection + SENDs) and udaddy (UD
+# SENDs, address resolution through rdma_cm), and the perftest bandwidth
+# (WRITE, READ, SEND, atomic) and latency (WRITE, READ, SEND) tests, each
+# twice: QPs connected by hand (-x GID index) and through rdma_cm (-R, which
+# finds the GID from the IP address itself); always with an explicit -n.
 # Node 1 is the server, node 0 the client.
 . "$(dirname "$0")/../lib.sh"
 . "$VRNIC_TOP/selftests/rdma_lib.sh"
@@ -14,7 +17,7 @@ role=client
 [ "$VRNIC_NODE" = 1 ] && role=server
 
 ktap_print_header
-ktap_set_plan 12
+ktap_set_plan 22
 wait_gid 30
 gid=$(roce_gid_index) || gid=1
 ping -q -c 2 -w 60 -I "$VRNIC_IFACE" "$VRNIC_PEER_IP" >/dev/null
@@ -32,11 +35,14 @@ tool rc_pingpong "ibv_rc_pingpong -d $dev -g $gid -n 100" "$VRNIC_PEER_IP"
 tool uc_pingpong "ibv_uc_pingpong -d $dev -g $gid -n 100" "$VRNIC_PEER_IP"
 tool ud_pingpong "ibv_ud_pingpong -d $dev -g $gid -n 100" "$VRNIC_PEER_IP"
 tool srq_pingpong "ibv_srq_pingpong -d $dev -g $gid -n 100" "$VRNIC_PEER_IP"
-PAIR_LOG=/tmp/rping.log pair_run rping "$tmo" "rping -s -a $VRNIC_IP -C 10 -v -V" \
-	"rping -c -a $VRNIC_PEER_IP -C 10 -v -V"
+PAIR_LOG=/tmp/rping.log pair_run rping "$tmo" "rping -s -a $VRNIC_IP -C 100 -v -V" \
+	"rping -c -a $VRNIC_PEER_IP -C 100 -v -V"
 rc=$?
+tail -n 3 /tmp/rping.log | sed 's/^/# /'
 n=$(grep -c 'ping data: rdma-ping-' /tmp/rping.log)
-check "rping -C 10 -V ($role, exit $rc, $n pings)" test "$rc" = 0 -a "$n" -ge 10
+check "rping -C 100 -V ($role, exit $rc, $n pings)" test "$rc" = 0 -a "$n" -ge 100
+tool ucmatose "ucmatose -C 100" "-s $VRNIC_PEER_IP"
+tool udaddy "udaddy -C 100" "-s $VRNIC_PEER_IP"
 tool write_bw "ib_write_bw -d $dev -x $gid -n 50 -F" "$VRNIC_PEER_IP"
 tool read_bw "ib_read_bw -d $dev -x $gid -n 50 -F" "$VRNIC_PEER_IP"
 tool send_bw "ib_send_bw -d $dev -x $gid -n 50 -F" "$VRNIC_PEER_IP"
@@ -44,4 +50,14 @@ tool atomic_bw "ib_atomic_bw -d $dev -x $gid -n 50 -F" "$VRNIC_PEER_IP"
 tool write_lat "ib_write_lat -d $dev -x $gid -n 50 -F" "$VRNIC_PEER_IP"
 tool read_lat "ib_read_lat -d $dev -x $gid -n 50 -F" "$VRNIC_PEER_IP"
 tool send_lat "ib_send_lat -d $dev -x $gid -n 50 -F" "$VRNIC_PEER_IP"
+tool write_bw_cm "ib_write_bw -d $dev -R -n 50 -F" "$VRNIC_PEER_IP"
+tool read_bw_cm "ib_read_bw -d $dev -R -n 50 -F" "$VRNIC_PEER_IP"
+tool send_bw_cm "ib_send_bw -d $dev -R -n 50 -F" "$VRNIC_PEER_IP"
+tool atomic_bw_cm "ib_atomic_bw -d $dev -R -n 50 -F" "$VRNIC_PEER_IP"
+tool write_lat_cm "ib_write_lat -d $dev -R -n 50 -F" "$VRNIC_PEER_IP"
+tool read_lat_cm "ib_read_lat -d $dev -R -n 50 -F" "$VRNIC_PEER_IP"
+tool send_lat_cm "ib_send_lat -d $dev -R -n 50 -F" "$VRNIC_PEER_IP"
+# Traffic class 106 in the AH: DSCP 26, ECN 2 on the wire (the host's
+# wire check looks for it in the capture).
+tool send_bw_tclass "ib_send_bw -d $dev -x $gid -n 50 -F --tclass=106" "$VRNIC_PEER_IP"
 ktap_finished

@@ -48,6 +48,19 @@ static const struct rdma_stat_desc vrnic_port_stats_descs[] = {
 	[VRNIC_PORT_STAT_NAKS_RCVD].name = "naks_rcvd",
 	[VRNIC_PORT_STAT_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
 	[VRNIC_PORT_STAT_SEQ_NAKS_RCVD].name = "seq_naks_rcvd",
+	[VRNIC_PORT_STAT_RETRANSMITS].name = "retransmits",
+	[VRNIC_PORT_STAT_TIMEOUTS].name = "timeouts",
+	[VRNIC_PORT_STAT_IMPLIED_NAKS].name = "implied_naks",
+	[VRNIC_PORT_STAT_RNR_RETRIES].name = "rnr_retries",
+	[VRNIC_PORT_STAT_RETRY_EXC].name = "retry_exceeded",
+	[VRNIC_PORT_STAT_RNR_RETRY_EXC].name = "rnr_retry_exceeded",
+	[VRNIC_PORT_STAT_READ_REPLAYS].name = "read_replays",
+	[VRNIC_PORT_STAT_ATOMIC_REPLAYS].name = "atomic_replays",
+	[VRNIC_PORT_STAT_FAULT_DROPS].name = "fault_drops",
+	[VRNIC_PORT_STAT_FAULT_REORDERS].name = "fault_reorders",
+	[VRNIC_PORT_STAT_FAULT_DUPS].name = "fault_dups",
+	[VRNIC_PORT_STAT_FAULT_CORRUPTS].name = "fault_corrupts",
+	[VRNIC_PORT_STAT_FAULT_DELAYS].name = "fault_delays",
 };
 
 static_assert(ARRAY_SIZE(vrnic_port_stats_descs) == VRNIC_PORT_STAT_NUM);

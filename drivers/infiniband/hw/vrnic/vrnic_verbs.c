@@ -645,8 +645,11 @@ err_free_mr:
 
 /*
  * In place (the MR keeps its index, returns NULL): the device swaps the
- * translation, PD and/or access atomically and the key byte changes, so the
- * old key stops working. On failure nothing changes.
+ * translation, PD and/or access atomically. A new translation gets a new
+ * key byte, so a peer still holding the old rkey cannot reach the new
+ * pages; a change of PD or access only keeps the keys, as consumers expect
+ * (rdma-core's test_mr re-registers the access and reuses the rkey it
+ * already sent). On failure nothing changes.
  */
 struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 virt_addr, int ib_access,
@@ -707,7 +710,8 @@ struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (flags & IB_MR_REREG_PD)
 		p.flags |= VRNIC_MR_REREG_PD;
 	p.access = access;
-	p.key_byte = vrnic_next_key_byte(vdev);
+	p.key_byte = (flags & IB_MR_REREG_TRANS) ? vrnic_next_key_byte(vdev) :
+		     FIELD_GET(VRNIC_KEY_BYTE_MASK, ibmr->lkey);
 	err = vrnic_cmd_rereg_mr(&vdev->cmdq, &p, &key);
 	if (err) {
 		vrnic_mem_uninit(vdev, &new_mem);

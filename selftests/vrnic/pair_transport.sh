@@ -1,0 +1,53 @@
+#!/bin/bash
+# The RoCEv2 transport between two vrnic guests at the verbs level
+# (build/selftests/vrnic/pair_transport, see pair_transport.c): RC, UC and UD
+# operations at every size with the payload verified where it lands,
+# atomics, SRQ, inline data, 3 SGEs, immediate data, and the IBTA error
+# statuses on each side. One more result: the port's rx_qkey_mismatch
+# counter (rdma statistic) moves by exactly the one wrong-Q_Key SEND on the
+# responder and stays put on the requester.
+# Node 1 is the responder (server), node 0 the requester (client). Extra
+# arguments go to the binary (e.g. -t UD: only the cases naming UD).
+# Knob: PAIR_TRANSPORT_TIMEOUT (whole binary, default 540 s).
+. "$(dirname "$0")/../lib.sh"
+. "$VRNIC_TOP/selftests/rdma_lib.sh"
+
+bin=$VRNIC_TOP/build/selftests/vrnic/pair_transport
+dev=${VRNIC_IBDEV:-vrnic0}
+tmo=${PAIR_TRANSPORT_TIMEOUT:-540}
+role=requester
+[ "$VRNIC_NODE" = 1 ] && role=responder
+
+cases=$("$bin" -l "$@") || ktap_exit_fail_msg "$bin -l failed (make -C selftests?)"
+n=$(printf '%s\n' "$cases" | grep -c .)
+ktap_print_header
+ktap_set_plan $((n + 1))
+
+# The rx_qkey_mismatch counter of port 1, or nothing if there is none.
+qkey_mismatch() {
+	rdma statistic show link "$dev/1" 2>/dev/null |
+		awk '{ for (i = 1; i < NF; i++) if ($i == "rx_qkey_mismatch") print $(i + 1) }'
+}
+
+wait_gid 30 || ktap_print_msg "no RoCE v2 IPv4 GID on $dev after 30 s"
+before=$(qkey_mismatch)
+pair_barrier_sh transport-go
+# The binary prints the results; this script adds the last one.
+timeout -k 5 "$tmo" "$bin" -n "$@"
+rc=$?
+VRNIC_BARRIER_TIMEOUT=$((tmo + 30)) pair_barrier_sh transport-done
+after=$(qkey_mismatch)
+ktap_print_msg "rdma statistic show link $dev/1 after the run:"
+rdma statistic show link "$dev/1" 2>&1 | fold -s -w 120 | sed 's/^/#   /'
+
+want=0
+[ "$role" = responder ] && printf '%s\n' "$cases" | grep -q 'wrong Q_Key' && want=1
+KTAP_TESTNO=$((n + 1))
+if [ -z "$before" ] || [ -z "$after" ]; then
+	ktap_test_fail "rx_qkey_mismatch on $dev/1 ($role): no such counter in rdma statistic"
+else
+	check "rx_qkey_mismatch on $dev/1 ($role): $before -> $after, want +$want" \
+		test $((after - before)) = "$want"
+fi
+# The binary's status covers its own results (non-zero: one failed).
+[ "$rc" = 0 ] && [ "$KTAP_CNT_FAIL" = 0 ]
