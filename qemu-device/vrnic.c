@@ -345,7 +345,8 @@ static const Property vrnic_props[] = {
     DEFINE_PROP_UINT32("max-srq", VrnicState, cfg.max_srq, 256),
     DEFINE_PROP_UINT32("max-srq-wr", VrnicState, cfg.max_srq_wr, 4096),
     DEFINE_PROP_UINT32("max-inline-data", VrnicState, cfg.max_inline_data, 256),
-    DEFINE_PROP_UINT32("max-qp-rd-atom", VrnicState, cfg.max_qp_rd_atom, 16),
+    /* 128 like rdma_rxe: perftest sets max_rd_atomic to the peer's value. */
+    DEFINE_PROP_UINT32("max-qp-rd-atom", VrnicState, cfg.max_qp_rd_atom, 128),
 };
 
 /*
@@ -359,6 +360,7 @@ typedef struct VrnicFaultProp {
     size_t offset;          /* of a uint32_t in VrnicFaultCfg */
     uint32_t max;
     const char *desc;
+    uint32_t min;
 } VrnicFaultProp;
 
 static const VrnicFaultProp vrnic_fault_props[] = {
@@ -367,7 +369,8 @@ static const VrnicFaultProp vrnic_fault_props[] = {
     { "fault-reorder-ppm", offsetof(VrnicFaultCfg, reorder_ppm),
       VRNIC_FAULT_PPM, "frames held back behind later ones, ppm" },
     { "fault-reorder-depth", offsetof(VrnicFaultCfg, reorder_depth),
-      VRNIC_FAULT_MAX_DEPTH, "frames a reordered frame lets past (1-64)" },
+      VRNIC_FAULT_MAX_DEPTH, "frames a reordered frame lets past (1-64)",
+      1 },
     { "fault-dup-ppm", offsetof(VrnicFaultCfg, dup_ppm), VRNIC_FAULT_PPM,
       "frames delivered twice, ppm" },
     { "fault-corrupt-ppm", offsetof(VrnicFaultCfg, corrupt_ppm),
@@ -402,8 +405,8 @@ static void vrnic_fault_set_u32(Object *obj, Visitor *v, const char *name,
     if (!visit_type_uint32(v, name, &val, errp)) {
         return;
     }
-    if (val > p->max) {
-        error_setg(errp, "vrnic: %s must be at most %u", name, p->max);
+    if (val < p->min || val > p->max) {
+        error_setg(errp, "vrnic: %s must be %u..%u", name, p->min, p->max);
         return;
     }
     *(uint32_t *)((char *)&s->fault + p->offset) = val;

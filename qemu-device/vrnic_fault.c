@@ -34,6 +34,7 @@
 
 typedef struct VrnicFaultHeld {
     bool used;
+    bool reorder;           /* held for reordering (else only delayed) */
     uint8_t dir;            /* VRNIC_FAULT_DIR_TX or _RX */
     uint32_t behind;        /* reorder: frames still to let past first */
     int64_t due;            /* release at the latest */
@@ -146,6 +147,7 @@ static bool vrnic_fault_hold(VrnicCore *core, uint8_t dir,
 
         if (!h->used) {
             h->used = true;
+            h->reorder = behind != 0;
             h->dir = dir;
             h->behind = behind;
             h->due = due;
@@ -171,8 +173,8 @@ static void vrnic_fault_release(VrnicCore *core, uint8_t dir, int64_t now)
 
         for (unsigned i = 0; i < VRNIC_FAULT_SLOTS; i++) {
             VrnicFaultHeld *h = &f->held[i];
-            bool ready = dir ? h->dir == dir && h->behind == 0 :
-                               h->due <= now;
+            bool ready = dir ? h->reorder && h->dir == dir &&
+                               h->behind == 0 : h->due <= now;
 
             if (h->used && ready && (!pick || h->seq < pick->seq)) {
                 pick = h;

@@ -195,6 +195,17 @@ static uint8_t vrnic_ack_syndrome(const VrnicQp *qp)
     return VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_ACK) | credits;
 }
 
+/* A READ/atomic entry leaves the queue. */
+static void vrnic_resp_rd_done(VrnicXport *x, const VrnicResp *e)
+{
+    if (x->rd_pending) {
+        x->rd_pending--;
+    }
+    if (!e->replay && x->rd_new) {
+        x->rd_new--;
+    }
+}
+
 static VrnicResp *vrnic_resp_push(VrnicXport *x)
 {
     VrnicResp *e;
@@ -219,15 +230,16 @@ static void vrnic_resp_ack(VrnicQp *qp, uint32_t psn, bool nak, uint8_t syn)
     VrnicResp *e = NULL;
 
     /*
-     * An ACK replaces a queued plain ACK or PSN-sequence NAK (an in-order
-     * packet means the gap closed): between two READ/atomic entries there
-     * is at most one ACK/NAK, so the queue (2 * max_qp_rd_atom + 2) cannot
-     * overflow.
+     * An ACK replaces a queued plain ACK, or a PSN-sequence NAK once the gap
+     * closed (an in-order packet cleared nak_seq_sent; a duplicate's ACK
+     * does not): between two READ/atomic entries there is at most one
+     * ACK/NAK, so the queue (2 * max_qp_rd_atom + 2) cannot overflow.
      */
     if (!nak && x->q_tail != x->q_head) {
         e = &x->q[(x->q_tail - 1) % x->q_size];
         if (e->kind != VRNIC_RESP_ACK ||
-            (e->nak && e->syndrome != vrnic_nak_syn(VRNIC_NAK_PSN_SEQ))) {
+            (e->nak && (x->nak_seq_sent ||
+                        e->syndrome != vrnic_nak_syn(VRNIC_NAK_PSN_SEQ)))) {
             e = NULL;
         }
     }
@@ -307,8 +319,8 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
                 vrnic_qp_set_pending(core, qp, true);
                 return;
             }
-            if (e->kind == VRNIC_RESP_ATOMIC && x->rd_pending) {
-                x->rd_pending--;
+            if (e->kind == VRNIC_RESP_ATOMIC) {
+                vrnic_resp_rd_done(x, e);
             }
             x->q_head++;
             continue;
@@ -344,9 +356,7 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
             }
             e->off += plen;
             if (last) {
-                if (x->rd_pending) {
-                    x->rd_pending--;
-                }
+                vrnic_resp_rd_done(x, e);
                 x->q_head++;
             }
         }
@@ -657,14 +667,17 @@ static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                 e->va = pkt->hdr.reth.va;
                 e->rkey = pkt->hdr.reth.rkey;
                 e->len = pkt->hdr.reth.len;
+                e->replay = true;
                 x->rd_pending++;
                 core->stats.port[VRNIC_PORT_STAT_READ_REPLAYS]++;
             }
         } else if ((pkt->op->flags & VRNIC_OPF_ATOMIC) &&
                    x->rd_pending < MAX(qp->attr.max_dest_rd_atomic, 1)) {
-            /* Never executed twice: answered from the result cache, or
-             * (too old to be there) dropped. */
-            for (unsigned i = 0; i < VRNIC_ATOMIC_CACHE; i++) {
+            /* Never executed twice: answered from the result cache (the
+             * newest entry with that PSN), or (too old) dropped. */
+            for (unsigned n = 1; n <= VRNIC_ATOMIC_CACHE; n++) {
+                unsigned i = (x->atomic_next - n) % VRNIC_ATOMIC_CACHE;
+
                 if (x->atomic_cache[i].valid &&
                     x->atomic_cache[i].psn == psn) {
                     VrnicResp *e = vrnic_resp_push(x);
@@ -674,6 +687,7 @@ static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                         e->psn = psn;
                         e->msn = x->msn;
                         e->orig = x->atomic_cache[i].orig;
+                        e->replay = true;
                         x->rd_pending++;
                         core->stats.port[VRNIC_PORT_STAT_ATOMIC_REPLAYS]++;
                     }
@@ -857,7 +871,8 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         bool read = oi->flags & VRNIC_OPF_READ;
         VrnicResp *e;
 
-        if (x->rd_pending >= MAX(qp->attr.max_dest_rd_atomic, 1)) {
+        /* Replays of duplicates do not count: the requester cannot know. */
+        if (x->rd_new >= MAX(qp->attr.max_dest_rd_atomic, 1)) {
             vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ,
                           VRNIC_WC_SUCCESS, "too many READ/atomics");
             return;
@@ -939,6 +954,7 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         e->psn = psn;
         e->msn = x->msn;
         x->rd_pending++;
+        x->rd_new++;
         vrnic_resp_drain(core, qpn, qp);
         return;
     } else {

@@ -54,7 +54,9 @@ typedef enum VrnicTxRes {
 
 VrnicXport *vrnic_xport_new(VrnicCore *core)
 {
-    uint32_t n = 2 * MAX(core->cfg.max_qp_rd_atom, 1u) + 2;
+    /* max_qp_rd_atom new READ/atomics and as many replays, an ACK or NAK
+     * between any two of them (vrnic_resp_ack). */
+    uint32_t n = 4 * MAX(core->cfg.max_qp_rd_atom, 1u) + 2;
     VrnicXport *x = g_malloc0(sizeof(*x) + n * sizeof(VrnicResp));
 
     x->q_size = n;
@@ -108,6 +110,7 @@ void vrnic_xport_err(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
     x->in_msg = VRNIC_MSG_NONE;
     x->rd_out = 0;
     x->rd_pending = 0;
+    x->rd_new = 0;
     x->q_head = x->q_tail = 0;
     x->rto_due = x->rnr_due = 0;
     for (unsigned i = 0; i < VRNIC_TX_WINDOW; i++) {
@@ -346,11 +349,14 @@ static uint32_t vrnic_tx_rd_psn(const VrnicCore *core, const VrnicQp *qp,
  * Go-back-N: send again from psn, the oldest PSN the responder has not
  * answered. The WQE holding psn resends from that packet (a READ asks for
  * its missing suffix, an atomic is asked again), every later WQE from its
- * start. Going back to the same PSN twice without progress in between is
- * left to the timer (one NAK or implied NAK per loss).
+ * start - unless single: an implied NAK says only that one READ/atomic's
+ * answer is missing (the responder went on to later requests), so only it
+ * is asked again and later WQEs keep their progress. Going back to the
+ * same PSN twice without progress in between is left to the timer (one
+ * NAK or implied NAK per loss).
  */
 static void vrnic_tx_go_back(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
-                             uint32_t psn, const char *why)
+                             uint32_t psn, bool single, const char *why)
 {
     VrnicXport *x = qp->x;
     bool found = false;
@@ -370,13 +376,19 @@ static void vrnic_tx_go_back(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                 continue;
             }
             found = true;
+            if (single && i != next) {
+                /* Sent again before the cursor moves on (tx_process). */
+                s->sent = 0;
+                x->resend = true;
+                break;
+            }
             x->next = i;
             if (vrnic_op_is_rd(s->hdr.opcode)) {
                 s->sent = 0;
             } else {
                 s->sent = MAX(0, vrnic_psn_diff(psn, s->first_psn));
             }
-        } else {
+        } else if (!single) {
             s->sent = 0;
         }
     }
@@ -416,7 +428,7 @@ static void vrnic_tx_exhausted(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 /* A loss the requester learned of (NAK, implied NAK, timeout): resend
  * from psn, within the retry budget (retry_cnt; 7 is 7 retries). */
 static void vrnic_tx_retry(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
-                           uint32_t psn, const char *why)
+                           uint32_t psn, bool single, const char *why)
 {
     VrnicXport *x = qp->x;
 
@@ -428,7 +440,7 @@ static void vrnic_tx_retry(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         return;
     }
     x->retries++;
-    vrnic_tx_go_back(core, qpn, qp, psn, why);
+    vrnic_tx_go_back(core, qpn, qp, psn, single, why);
 }
 
 /*
@@ -481,7 +493,7 @@ void vrnic_xport_timer(VrnicCore *core, int64_t now)
                 core->stats.port[VRNIC_PORT_STAT_TIMEOUTS]++;
                 x->gbn_valid = false;
                 vrnic_tx_retry(core, qpn, qp, vrnic_tx_oldest_psn(core, qp),
-                               "timeout");
+                               false, "timeout");
                 vrnic_tx_complete(core, qpn, qp);
                 if (qp->state == VRNIC_QPS_RTS || qp->state == VRNIC_QPS_SQD) {
                     vrnic_tx_timer_restart(core, qp);
@@ -769,9 +781,11 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         if (!*budget) {
             return VRNIC_TX_MORE;
         }
-        /* Bounded PSNs in flight: wait for ACKs (they re-kick). */
-        if (rc && vrnic_psn_diff(psn, qp->x->acked_psn) >
-                  (int32_t)VRNIC_TX_PKT_WINDOW) {
+        /* Bounded new PSNs in flight: wait for ACKs (they re-kick). A
+         * resend (below snd_max) never waits. */
+        if (rc && vrnic_psn_diff(psn, qp->x->snd_max) >= 0 &&
+            vrnic_psn_diff(psn, qp->x->acked_psn) >
+            (int32_t)VRNIC_TX_PKT_WINDOW) {
             return VRNIC_TX_STOP;
         }
         if (!vrnic_xport_addr(core, av, qpn, dqpn, &a, &loop)) {
@@ -867,6 +881,24 @@ static void vrnic_tx_process(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
     if (x->rnr_due) {
         return;
     }
+    /* READ/atomics behind the cursor asked again (implied NAK). */
+    for (uint16_t i = qp->sq.ci; x->resend && i != x->next; i++) {
+        VrnicSwqe *s = &x->win[i % VRNIC_TX_WINDOW];
+        VrnicTxRes r;
+
+        if (s->done || s->sent == s->npkts) {
+            continue;
+        }
+        r = vrnic_tx_send(core, qpn, qp, s, &budget);
+        if (r == VRNIC_TX_MORE) {
+            vrnic_qp_set_pending(core, qp, true);
+            return;
+        }
+        if (r != VRNIC_TX_DONE) {
+            return;
+        }
+    }
+    x->resend = false;
     while (x->next != qp->sq.pi) {
         VrnicSwqe *s = &x->win[x->next % VRNIC_TX_WINDOW];
         VrnicTxRes r = VRNIC_TX_DONE;
@@ -991,7 +1023,7 @@ static void vrnic_tx_implied_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (vrnic_psn_diff(answered_psn, want) > 0 &&
         !(qp->x->gbn_valid && qp->x->gbn_psn == want)) {
         core->stats.port[VRNIC_PORT_STAT_IMPLIED_NAKS]++;
-        vrnic_tx_go_back(core, qpn, qp, want, "implied NAK");
+        vrnic_tx_retry(core, qpn, qp, want, true, "implied NAK");
     }
 }
 
@@ -1030,6 +1062,8 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
             s = vrnic_tx_find_psn(qp, psn);
             if (!s || s->done) {
                 drop = "RNR NAK for no request in flight";
+            } else if (x->rnr_due) {
+                /* A duplicate or late RNR NAK: already waiting. */
             } else if (qp->attr.rnr_retry != 7 &&
                        x->rnr_retries >= qp->attr.rnr_retry) {
                 vrnic_tx_exhausted(core, qpn, qp, VRNIC_WC_RNR_RETRY_EXC_ERR);
@@ -1040,9 +1074,11 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 
                 x->rnr_retries++;
                 core->stats.port[VRNIC_PORT_STAT_RNR_RETRIES]++;
-                trace_vrnic_tx_rnr_wait(qpn, psn, wait, qp->attr.rnr_retry);
+                trace_vrnic_tx_rnr_wait(qpn, psn, wait,
+                                        qp->attr.rnr_retry == 7 ? 7 :
+                                        qp->attr.rnr_retry - x->rnr_retries);
                 x->gbn_valid = false;
-                vrnic_tx_go_back(core, qpn, qp, psn, "RNR NAK");
+                vrnic_tx_go_back(core, qpn, qp, psn, false, "RNR NAK");
                 x->rto_due = 0;
                 x->rnr_due = vrnic_now(core) + wait;
                 vrnic_core_timer_arm(core, x->rnr_due);
@@ -1056,7 +1092,8 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                 vrnic_tx_progress(core, qp);
             }
             if (vrnic_tx_outstanding(qp)) {
-                vrnic_tx_retry(core, qpn, qp, psn, "NAK sequence error");
+                vrnic_tx_retry(core, qpn, qp, psn, false,
+                               "NAK sequence error");
             }
         } else if (type == VRNIC_AETH_NAK) {
             s = vrnic_tx_find_psn(qp, psn);
@@ -1092,7 +1129,7 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         } else {
             uint64_t orig = cpu_to_le64(pkt->hdr.atomic_orig);
 
-            vrnic_tx_ack_to(x, vrnic_psn_add(psn, VRNIC_IB_PSN_MASK));
+            vrnic_tx_ack_to(x, psn);
             vrnic_tx_progress(core, qp);
             s->done = true;
             s->status = vrnic_sge_rw(core, qp, s, 0, (uint8_t *)&orig, 8,
@@ -1107,19 +1144,28 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                     op == VRNIC_IB_READ_RESP_ONLY;
         uint32_t plen = pkt->payload_len;
 
-        s = vrnic_tx_oldest_rd(qp);
-        if (!s || s->hdr.opcode != VRNIC_WQE_OP_RDMA_READ ||
+        /*
+         * Placed by PSN into the READ whose range holds it, when it is the
+         * next one that READ expects: responses of a later READ still
+         * count after an earlier one lost some (that one is asked again,
+         * implied NAK). A resent READ's stream may begin with FIRST (a new
+         * stream, IBTA) or MIDDLE/LAST (rdma_rxe continues the old one);
+         * FIRST is only taken where the current request began.
+         */
+        s = vrnic_tx_find_psn(qp, psn);
+        if (!s || s->done || s->hdr.opcode != VRNIC_WQE_OP_RDMA_READ ||
             psn != vrnic_psn_add(s->first_psn, s->rcvd / pmtu)) {
             drop = "READ response out of sequence";
             vrnic_tx_implied_nak(core, qpn, qp, psn);
-        } else if (first != (s->rcvd == s->rd_base) ||
+        } else if ((first && s->rcvd != s->rd_base) ||
                    (!last && plen != pmtu) ||
                    (last && s->rcvd + plen != s->len) ||
                    (!last && s->rcvd + plen >= s->len)) {
             drop = "READ response length or opcode";
         } else {
-            vrnic_tx_ack_to(x, vrnic_psn_add(s->first_psn,
-                                             VRNIC_IB_PSN_MASK));
+            vrnic_tx_implied_nak(core, qpn, qp, psn);
+            /* A response answers every PSN up to its own. */
+            vrnic_tx_ack_to(x, psn);
             vrnic_tx_progress(core, qp);
             if (plen && !vrnic_sge_rw(core, qp, s, s->rcvd,
                                       (uint8_t *)frame + pkt->payload_off,

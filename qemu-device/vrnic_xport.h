@@ -60,7 +60,9 @@
 #define VRNIC_LOOP_SLOTS    64      /* loopback frames in flight */
 #define VRNIC_TX_PKT_WINDOW 256     /* unacknowledged request PSNs per QP */
 #define VRNIC_TX_ACKREQ_EVERY 32    /* AckReq also on every 32nd PSN */
-#define VRNIC_ATOMIC_CACHE  16      /* atomic results kept for replays */
+/* Atomic results kept for replays: as many as max-qp-rd-atom can have
+ * unanswered (255), so a lost ATOMIC ACK can always be answered again. */
+#define VRNIC_ATOMIC_CACHE  256
 
 /* One send WQE in flight (slot = SQ index % VRNIC_TX_WINDOW). */
 typedef struct VrnicSwqe {
@@ -98,6 +100,7 @@ typedef struct VrnicResp {
     uint32_t rkey;
     uint32_t len;
     uint32_t off;           /* READ: bytes sent */
+    bool replay;            /* READ/ATOMIC: answers a duplicate request */
     uint64_t orig;          /* ATOMIC */
 } VrnicResp;
 
@@ -118,6 +121,7 @@ typedef struct VrnicXport {
     uint8_t retries;        /* retransmissions since the last progress */
     uint8_t rnr_retries;    /* RNR retries since the last progress */
     bool gbn_valid;         /* went back to gbn_psn, no progress since */
+    bool resend;            /* a WQE before next is to be sent again */
     uint32_t gbn_psn;
     int64_t rto_due;        /* retransmit timer (device clock), 0: off */
     int64_t rnr_due;        /* RNR wait: nothing is sent before, 0: none */
@@ -140,6 +144,7 @@ typedef struct VrnicXport {
     uint32_t wr_rkey;
     uint32_t wr_len;
     uint32_t rd_pending;    /* READ/atomic entries in the queue */
+    uint32_t rd_new;        /* ... of them new requests (not replays) */
     /* Results of the newest atomics, to answer duplicates (replays). */
     struct {
         bool valid;

@@ -64,4 +64,6 @@ for t in "${tests[@]}"; do
 	echo "## $name $bytes (exit $rc)"
 	sed 's/^/   /' /tmp/bench.log
 done
+# The port's counters after the run (vrnic: retransmits, injected faults).
+[ "${VRNIC_NIC:-}" = vrnic ] && say "counters: $(rdma statistic show link "$dev/1" 2>&1)"
 exit "$status"

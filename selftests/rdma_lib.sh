@@ -76,6 +76,17 @@ pair_run() {
 	return "$rc"
 }
 
+# pair_tool NAME TIMEOUT SERVER_CMD CLIENT_ARGS: a standard tool between the
+# pair (the client runs SERVER_CMD CLIENT_ARGS), one TAP result, the tail
+# of its output as comments. Needs check() from lib.sh and $role.
+pair_tool() {
+	local name=$1 tmo=$2 srv=$3 cli=$4 rc
+	PAIR_LOG=/tmp/$name.log pair_run "$name" "$tmo" "$srv" "$srv $cli"
+	rc=$?
+	tail -n 3 "/tmp/$name.log" | sed 's/^/# /'
+	check "$name ($role, exit $rc)" test "$rc" = 0
+}
+
 pair_barrier_sh() {
 	python3 "$VRNIC_TOP/selftests/pair_barrier.py" "$1"
 }

@@ -5,20 +5,29 @@
 # (-n 200, t_typical in usec); bandwidth: ib_{write,read,send}_bw at 4 KiB
 # and 64 KiB (-n 100, BW average in MB/s). Every test has its own timeout,
 # and a failing test is a FAIL cell with its reason, never a hang.
+# Then throughput under faults: a vrnic pair with the fault injector on
+# both ports (--faults) runs ib_write_bw and ib_send_bw at 64 KiB, printed
+# next to the lossless vrnic figures with the ratio (goal: >= 0.5).
 # Not part of make check. See Documentation/benchmarks.rst.
 #
-# usage: tools/bench.sh [--nic 'vrnic rxe'] [-t SEC] [TEST:BYTES:ITERS ...]
-#   --nic LIST  the pairs to boot, in order (default: vrnic rxe)
-#   -t SEC      timeout per test (default 90)
+# usage: tools/bench.sh [--nic 'vrnic rxe'] [--faults PROPS] [-t SEC]
+#                       [TEST:BYTES:ITERS ...]
+#   --nic LIST     the pairs to boot, in order (default: vrnic rxe)
+#   --faults PROPS -device vrnic fault properties of the faulted pair
+#                  (default: 1% drop, 1% reorder, 0.1% dup, 0.1% corrupt;
+#                  'none' skips it)
+#   -t SEC         timeout per test (default 90)
 # Logs: build/bench/<nic>.log (every test's full perftest output).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$VRNIC_TOP" || exit 1
 
 nics="vrnic rxe" tmo=90
+faults=fault-drop-ppm=10000,fault-reorder-ppm=10000,fault-dup-ppm=1000,fault-corrupt-ppm=1000,fault-seed=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--nic) nics=$2; shift 2 ;;
+	--faults) faults=$2; shift 2 ;;
 	-t) tmo=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	*) break ;;
@@ -41,28 +50,43 @@ step "bench: perftest, vrnic vs rdma_rxe, TCG guests ($(date -u +%Y-%m-%dT%H:%MZ
 info "host: $machine"
 
 declare -A res
-for nic in $nics; do
+# run_pair NAME NIC [tools/vm options...] -- TEST...: one pair, results in
+# res[NAME,test,bytes].
+run_pair() {
+	local name=$1 nic=$2 opts=() t list
+	shift 2
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	list=("$@")
 	# Boot + per-test budget (server start, retries, closing barrier).
-	vmtmo=$((120 + ${#tests[@]} * (tmo + 40)))
-	step "pair: $nic <-> $nic (${#tests[@]} tests, ${tmo}s each at most)"
+	vmtmo=$((120 + ${#list[@]} * (tmo + 40)))
+	step "pair: $name (${#list[@]} tests, ${tmo}s each at most)"
 	t0=$SECONDS
-	tools/vm -n 2 --nic "$nic" -t "$vmtmo" -q -- \
-		"BENCH_TIMEOUT=$tmo selftests/bench_guest.sh ${tests[*]}" >"$out/$nic.log" 2>&1
+	tools/vm -n 2 --nic "$nic" "${opts[@]}" -t "$vmtmo" -q -- \
+		"BENCH_TIMEOUT=$tmo selftests/bench_guest.sh ${list[*]}" >"$out/$name.log" 2>&1
 	rc=$?
-	info "$nic: guests done in $((SECONDS - t0)) s (exit $rc), log $out/$nic.log"
-	while read -r _ name bytes val unit; do
+	info "$name: guests done in $((SECONDS - t0)) s (exit $rc), log $out/$name.log"
+	while read -r _ test bytes val unit; do
 		if [ "$val" = FAIL ]; then
-			res[$nic,$name,$bytes]="FAIL($unit)"
+			res[$name,$test,$bytes]="FAIL($unit)"
 		else
-			res[$nic,$name,$bytes]=$val
+			res[$name,$test,$bytes]=$val
 		fi
-	done < <(grep '^BENCH ' "$out/$nic.log")
-	for t in "${tests[@]}"; do
-		IFS=: read -r name bytes _ <<<"$t"
-		[ -n "${res[$nic,$name,$bytes]:-}" ] ||
-			res[$nic,$name,$bytes]="FAIL(no-result:vm-exit-$rc)"
+	done < <(grep '^BENCH ' "$out/$name.log")
+	for t in "${list[@]}"; do
+		IFS=: read -r test bytes _ <<<"$t"
+		[ -n "${res[$name,$test,$bytes]:-}" ] ||
+			res[$name,$test,$bytes]="FAIL(no-result:vm-exit-$rc)"
 	done
+}
+
+for nic in $nics; do
+	run_pair "$nic" "$nic" -- "${tests[@]}"
 done
+ftests=(ib_write_bw:65536:100 ib_send_bw:65536:100)
+if [ "$faults" != none ]; then
+	run_pair vrnic-faults vrnic -d "$faults" -- "${ftests[@]}"
+fi
 
 # One table: a column per NIC, then vrnic/rxe when both have numbers.
 set -- $nics
@@ -97,5 +121,27 @@ for k in "${!res[@]}"; do
 	FAIL*) echo "FAIL ${k//,/ }: ${res[$k]#FAIL}" ;;
 	esac
 done | sort
+
+if [ "$faults" != none ]; then
+	echo
+	echo "vrnic under faults ($faults), both ports:"
+	{
+		printf '%-13s %6s %-5s %14s %14s %10s\n' test bytes unit lossless faults faults/lossless
+		for t in "${ftests[@]}"; do
+			IFS=: read -r name bytes _ <<<"$t"
+			a=${res[vrnic,$name,$bytes]:-FAIL(not-run)} b=${res[vrnic-faults,$name,$bytes]}
+			r=-
+			if [[ $a =~ ^[0-9.]+$ && $b =~ ^[0-9.]+$ ]]; then
+				r=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "-" }')
+			fi
+			printf '%-13s %6s %-5s %14s %14s %10s\n' "$name" "$bytes" MB/s "${a%%(*}" "${b%%(*}" "$r"
+		done
+	} | tee "$out/faults.txt"
+	# Client-side port counters of the faulted run: what was injected and
+	# how the transport recovered.
+	grep -h '^counters:' "$out/vrnic-faults.log" | tr ' ' '\n' |
+		awk '/^(retransmits|timeouts|seq_naks_rcvd|implied_naks|fault_[a-z]+)$/ { k = $0; next }
+		     k { printf "%s %s  ", k, $0; k = "" } END { print "" }'
+fi
 echo "host: $machine; load average $(cut -d' ' -f1-3 /proc/loadavg); logs in $out/"
-! grep -q FAIL "$out/table.txt"
+! grep -q FAIL "$out/table.txt" "$out/faults.txt" 2>/dev/null

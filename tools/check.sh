@@ -137,6 +137,15 @@ wire pair -m 100 -p 169.254.0.1,169.254.0.2 -t 106 \
 guest pair_transport -n 2 -t 900 -- \
 	"pair_transport:selftests/vrnic/pair_transport.sh"
 
+# RC that survives a bad wire: 1% drop, 1% reorder, 0.1% duplicate, 0.1%
+# corrupt on both ports (each injects into what it sends): >= 1 GiB of RC
+# WRITE/READ/SEND verified, atomics exactly once, UC/UD complete only whole
+# messages; the port counters show the faults and the recovery.
+faults=fault-drop-ppm=10000,fault-reorder-ppm=10000,fault-dup-ppm=1000
+faults+=,fault-corrupt-ppm=1000
+guest pair_lossy -n 2 -t 900 -d "$faults,fault-seed=7" -- \
+	"pair_lossy:selftests/vrnic/pair_lossy.sh"
+
 # The reference: two rdma_rxe guests (virtio-net) running the same standard
 # tools vrnic must run; proves the harness (--nic, --pcap, wire_check and
 # the ICRC checker) against a known-good RoCEv2 implementation.
@@ -151,18 +160,30 @@ wire pair_rxe -m 100 -p 169.254.0.1,169.254.0.2 \
 	-o RC_ACKNOWLEDGE "$out/pair_rxe.pcap"
 
 # Interop: vrnic against rdma_rxe on the same wire, in both roles (node 0
-# is the client): rping -V and ib_write_bw; rxe's and vrnic's frames must
-# all decode and carry valid ICRCs.
+# is the client): rping -V, ib_write_bw and the matrix (ibv_rc/ud_pingpong,
+# perftest READ/SEND/atomic bandwidth, WRITE/READ/SEND latency); rxe's and
+# vrnic's frames must all decode and carry valid ICRCs.
 guest interop_vrnic_client -n 2 --nic vrnic,rxe -t 300 \
 	--pcap "$out/interop_vrnic_client.pcap" -- \
-	"interop_vrnic_client:selftests/vrnic/pair_rdma.sh"
+	"interop_vrnic_client:PAIR_RDMA_MATRIX=1 selftests/vrnic/pair_rdma.sh"
 wire interop_vrnic_client -m 100 -o UD_SEND_ONLY -o RC_RDMA_WRITE_FIRST \
 	-o RC_ACKNOWLEDGE "$out/interop_vrnic_client.pcap"
 guest interop_rxe_client -n 2 --nic rxe,vrnic -t 300 \
 	--pcap "$out/interop_rxe_client.pcap" -- \
-	"interop_rxe_client:selftests/vrnic/pair_rdma.sh"
+	"interop_rxe_client:PAIR_RDMA_MATRIX=1 selftests/vrnic/pair_rdma.sh"
 wire interop_rxe_client -m 100 -o UD_SEND_ONLY -o RC_RDMA_WRITE_FIRST \
 	-o RC_ACKNOWLEDGE "$out/interop_rxe_client.pcap"
+
+# The interop matrix on a bad wire: vrnic's injector on both directions of
+# its port (1% drop, 1% reorder, 0.1% duplicate, 0.1% corrupt), so rdma_rxe
+# must recover from what vrnic drops and vrnic from what it sees: rping -V,
+# perftest WRITE/READ/SEND/atomic bandwidth and WRITE/READ/SEND latency,
+# each role (the pingpongs are skipped, see pair_rdma.sh: UD has no
+# recovery and ibv_rc_pingpong no closing handshake).
+guest interop_faults_vrnic_client -n 2 --nic vrnic,rxe -d "$faults,fault-dir=both,fault-seed=11" \
+	-t 900 -- "interop_faults_vrnic_client:PAIR_RDMA_MATRIX=1 PAIR_RDMA_LOSSY=1 selftests/vrnic/pair_rdma.sh"
+guest interop_faults_rxe_client -n 2 --nic rxe,vrnic -d "$faults,fault-dir=both,fault-seed=12" \
+	-t 900 -- "interop_faults_rxe_client:PAIR_RDMA_MATRIX=1 PAIR_RDMA_LOSSY=1 selftests/vrnic/pair_rdma.sh"
 
 step "summary ($((SECONDS - t0)) s)"
 python3 "$VRNIC_TOP/tools/tap-summary.py" "$out"/*.tap

@@ -1447,6 +1447,52 @@ TEST(lossy_rc_many_seeds)
     }
 }
 
+/*
+ * Messages far longer than the 256-PSN window (1 MiB = 1024 PSNs at MTU
+ * 1024) on a lossy wire: READ suffix retries deep inside the response
+ * range, and WRITEs paced by the window.
+ */
+TEST_F(pair, lossy_rc_long_messages)
+{
+    const uint32_t len = 1u << 20;
+    uint64_t src = buf_alloc(&self->a, 2 * len), dst = buf_alloc(&self->b, 2 * len);
+    uint32_t lsrc = mr_any(&self->a, VRNIC_ACCESS_LOCAL_WRITE, src, 2 * len);
+    uint32_t rdst = mr_any(&self->b, ACC_ALL, dst, 2 * len);
+    struct vrnic_cqe e;
+    Qp qa, qb;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 0xfffe00, 0x100);
+    set_faults(&self->a, 20000, 20000, 2000, 2000, 9);
+    set_faults(&self->b, 20000, 20000, 2000, 2000, 10);
+    for (int round = 0; round < 3; round++) {
+        Sg w = { src, len, lsrc }, r = { src + len, len, lsrc };
+
+        fill(&self->a, src, len, 40 + round);
+        fill(&self->b, dst + len, len, 50 + round);
+        post_send(&qa, 1, VRNIC_WQE_OP_RDMA_WRITE, 0, &w, 1, dst, rdst, 0,
+                  NULL, 0);
+        post_send(&qa, 2, VRNIC_WQE_OP_RDMA_READ, 0, &r, 1, dst + len, rdst,
+                  0, NULL, 0);
+        run_lossy(&self->a);
+        for (uint64_t id = 1; id <= 2; id++) {
+            ASSERT_TRUE(poll(&self->a, true, &e)) {
+                TH_LOG("round %d: WQE %" PRIu64 " did not complete", round,
+                       id);
+            }
+            ASSERT_EQ(id, le64toh(e.wr_id));
+            ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+        }
+        ASSERT_EQ(0, memcmp(fake_ptr(self->a.f, src), fake_ptr(self->b.f, dst),
+                            len));
+        ASSERT_EQ(0, memcmp(fake_ptr(self->a.f, src + len),
+                            fake_ptr(self->b.f, dst + len), len));
+    }
+    log_counters(_metadata, "A", self->a.f->core.stats.port);
+    ASSERT_LT(0, self->a.f->core.stats.port[VRNIC_PORT_STAT_RETRANSMITS]);
+}
+
 /* The same seed and traffic inject the same faults: a failure replays. */
 TEST(lossy_rc_seed_reproduces)
 {

@@ -28,11 +28,36 @@
  * meet, run the case, and swap verdicts, so both print the same TAP line
  * with each side's reasons as comments. Every wait has a deadline.
  *
- * usage: pair_transport [-l] [-n] [-t SUBSTRING]...
+ * With -L, four more cases made for a lossy wire (tools/vm -d fault-*=...,
+ * selftests/vrnic/pair_lossy.sh), all named "... (lossy wire)":
+ *  - RC bulk: rounds of up to 32 WRs (WRITE, READ, SEND, or the three
+ *    mixed) of 4 KiB + 1 B .. 16 MiB each, until -B MiB moved; every slot
+ *    checked byte for byte (and its guards) where it lands, and a checksum
+ *    of every round's slots compared between the two sides.
+ *  - RC FETCH_ADD x N (-N) on one word, pipelined: the k-th returns
+ *    v0 + k and the word ends at v0 + N (a replayed duplicate is not
+ *    executed twice).
+ *  - UC SEND / WRITE_WITH_IMM x N, 16 B .. 4 KiB (most of them multi-packet)
+ *    and UD SEND x N, 16 B .. MTU: every message carries its sequence
+ *    number, length and a checksum; every receive that completes must be
+ *    one whole, intact message (never partial or corrupted), at least one
+ *    must arrive, and if the fault injectors (the fault_drops and
+ *    fault_corrupts port counters of both nodes) took any of the case's
+ *    frames, the messages that cannot have arrived must be missing. Counts
+ *    are reported as TAP comments.
+ *
+ * usage: pair_transport [-l] [-n] [-L] [-B MIB] [-N MSGS] [-T TIMEOUT]
+ *                       [-t SUBSTRING]...
  *   -l  list the cases and exit
  *   -n  no TAP header and plan (the caller prints them)
  *   -t  run only the cases whose name contains SUBSTRING (both nodes must
  *       be given the same filters)
+ *   -L  add the lossy-wire cases
+ *   -B  RC bulk: MiB to move (default 1024)
+ *   -N  lossy cases: messages (default 2000)
+ *   -T  RC local ACK timeout of every QP, 4.096 us << TIMEOUT (default 18:
+ *       1 s); a lossy wire wants it short
+ * Both nodes must be given the same -L, -B and -N.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -65,6 +90,7 @@
 /* The same MR index with another key byte (vrnic: index 31:8, key 7:0). */
 #define KEY_FLIP	0x80u
 #define MAX_PIECES	4
+#define STATS_MAX	8	/* port counters read at once */
 #define SRQ_MSGS	4
 #define SRQ_SLOT	4096
 
@@ -174,6 +200,27 @@ static const struct tcase cases[] = {
 };
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
+static void run_bulk(struct ctx *c, const struct tcase *tc, struct verdict *v);
+static void run_fadd(struct ctx *c, const struct tcase *tc, struct verdict *v);
+static void run_lossy(struct ctx *c, const struct tcase *tc, struct verdict *v);
+
+/* -L: the lossy-wire cases (after the others). */
+static const struct tcase lossy_cases[] = {
+	{ .label = "RC bulk WRITE/READ/SEND, 4 KiB..16 MiB, mixed (lossy wire)",
+	  .run = run_bulk, .qpt = IBV_QPT_RC },
+	{ .label = "RC FETCH_ADD xN in order, no duplicate executed (lossy wire)",
+	  .run = run_fadd, .qpt = IBV_QPT_RC, .op = FETCH_ADD },
+	{ .label = "UC SEND/WRITE_WITH_IMM xN, only whole messages (lossy wire)",
+	  .run = run_lossy, .qpt = IBV_QPT_UC },
+	{ .label = "UD SEND xN, only whole messages (lossy wire)",
+	  .run = run_lossy, .qpt = IBV_QPT_UD, .op = SEND },
+};
+
+/* Options (-T, -B, -N). */
+static unsigned int qp_timeout = 18;
+static size_t bulk_bytes = 1024 * MiB;
+static unsigned int lossy_msgs = 2000;
+
 static const char *case_name(const struct tcase *tc, char *buf, size_t n)
 {
 	const char *qpt = tc->qpt == IBV_QPT_RC ? "RC" :
@@ -243,6 +290,7 @@ struct msg {
 	uint64_t addr;
 	uint64_t seed;
 	uint8_t gid[16];
+	uint64_t val[STATS_MAX];	/* numbers a case swaps (ctl_swap) */
 	char note[480];
 };
 
@@ -342,16 +390,31 @@ static bool ctl_xchg(struct ctx *c, struct msg *out, struct msg *in,
 	return ctl_send(c, out, kind) && ctl_recv(c, in, kind);
 }
 
-/* A meeting point: true when both sides are still fine. */
-static bool ctl_step(struct ctx *c, struct verdict *v)
+/*
+ * A meeting point that also swaps numbers (mine: NULL or STATS_MAX values
+ * out, theirs: NULL or STATS_MAX values in): true when both sides are
+ * still fine.
+ */
+static bool ctl_swap(struct ctx *c, struct verdict *v, const uint64_t *mine,
+		     uint64_t *theirs)
 {
 	struct msg out = { .ok = v->ok }, in;
 
+	if (mine)
+		memcpy(out.val, mine, sizeof(out.val));
 	if (!ctl_xchg(c, &out, &in, MSG_STEP)) {
 		fail(v, "control connection lost");
 		return false;
 	}
+	if (theirs)
+		memcpy(theirs, in.val, sizeof(in.val));
 	return v->ok && in.ok;
+}
+
+/* A meeting point: true when both sides are still fine. */
+static bool ctl_step(struct ctx *c, struct verdict *v)
+{
+	return ctl_swap(c, v, NULL, NULL);
 }
 
 /* Responder: the requester's RESULT, read now unless already read. */
@@ -577,6 +640,7 @@ struct ep {
 struct ep_cfg {
 	enum ibv_qp_type qpt;
 	size_t size;		/* buffer bytes, all registered */
+	uint32_t sq, rq, cqe;	/* queue depths (0: 8, 8 and 32) */
 	int mr_access;		/* 0: local write + every remote right */
 	bool srq;
 	uint32_t max_inline;
@@ -618,15 +682,17 @@ static bool ep_open(struct ctx *c, struct ep *e, const struct ep_cfg *cfg,
 		    struct verdict *v)
 {
 	struct ibv_qp_init_attr ia = {
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 3,
+		.cap = { .max_send_wr = cfg->sq ? cfg->sq : 8,
+			 .max_recv_wr = cfg->rq ? cfg->rq : 8, .max_send_sge = 3,
 			 .max_recv_sge = 3, .max_inline_data = cfg->max_inline },
 		.qp_type = cfg->qpt,
 	};
+	int cqe = cfg->cqe ? cfg->cqe : 32;
 
 	e->qpt = cfg->qpt;
 	e->psn = rand64() & 0xffffff;
-	e->scq = ibv_create_cq(c->dev, 32, NULL, NULL, 0);
-	e->rcq = ibv_create_cq(c->dev, 32, NULL, NULL, 0);
+	e->scq = ibv_create_cq(c->dev, cqe, NULL, NULL, 0);
+	e->rcq = ibv_create_cq(c->dev, cqe, NULL, NULL, 0);
 	if (!e->scq || !e->rcq) {
 		fail(v, "ibv_create_cq: %s", strerror(errno));
 		return false;
@@ -731,8 +797,8 @@ static bool qp_connect(struct ctx *c, struct ep *e, const struct msg *peer,
 	a.sq_psn = e->psn;
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 	if (e->qpt == IBV_QPT_RC) {
-		/* 4.096 us << 18 = 1 s: slack for a slow emulated peer. */
-		a.timeout = 18;
+		/* 4.096 us << 18 = 1 s (default): slack for a slow emulated peer. */
+		a.timeout = qp_timeout;
 		a.retry_cnt = 7;
 		a.rnr_retry = 7;
 		a.max_rd_atomic = 4;
@@ -837,6 +903,28 @@ static int wait_cqes(struct ctx *c, struct ibv_cq *cq, struct ibv_wc *wc,
 		}
 	}
 	return got;
+}
+
+/*
+ * At least one and at most n completions from cq, or 0 after ms: for
+ * loops that keep a queue fed (they act on every completion at once).
+ */
+static int wait_some(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
+{
+	double end = now() + ms / 1000.0;
+	int idle = 0;
+
+	for (;;) {
+		int r = ibv_poll_cq(cq, n, wc);
+
+		if (r)
+			return r < 0 ? 0 : r;
+		if (now() > end)
+			return 0;
+		/* As wait_cqes: leave the CPU to the device when idle. */
+		if (++idle > 100)
+			usleep(200);
+	}
 }
 
 /* Nothing on cq for ms (a completion that must not happen). */
@@ -1596,6 +1684,762 @@ static void run_err(struct ctx *c, const struct tcase *tc, struct verdict *v)
 	ep_close(&e);
 }
 
+/* ---- port counters ------------------------------------------------------ */
+
+/*
+ * Port 1 counters of this node's device by name, from `rdma statistic show
+ * link DEV/1` ("link vrnic0/1 tx_pkts 12 rx_pkts 34 ..."). False when the
+ * tool or any of the counters is missing.
+ */
+static bool port_stats(struct ctx *c, const char *const *names, int n,
+		       uint64_t *val)
+{
+	char cmd[128], tok[64], prev[64] = "";
+	unsigned int found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "rdma statistic show link %s/1 2>/dev/null",
+		 ibv_get_device_name(c->dev->device));
+	p = popen(cmd, "r");
+	if (!p)
+		return false;
+	while (fscanf(p, "%63s", tok) == 1) {
+		for (int i = 0; i < n; i++) {
+			if (!strcmp(prev, names[i])) {
+				val[i] = strtoull(tok, NULL, 10);
+				found |= 1u << i;
+			}
+		}
+		strcpy(prev, tok);
+	}
+	pclose(p);
+	return found == (1u << n) - 1;
+}
+
+/* ---- lossy wire: checksums ---------------------------------------------- */
+
+/* A running checksum (Fletcher-style over 64-bit words: order counts). */
+struct csum {
+	uint64_t a, b;
+};
+
+static void csum_add(struct csum *s, const uint8_t *p, size_t len)
+{
+	uint64_t w;
+	size_t i;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&w, p + i, 8);
+		s->a += w;
+		s->b += s->a;
+	}
+	w = 0;
+	memcpy(&w, p + i, len - i);
+	/* The tail, and the length: where one piece ends counts too. */
+	s->a += w ^ ((uint64_t)len << 32);
+	s->b += s->a;
+}
+
+static uint64_t csum_value(const struct csum *s)
+{
+	return mix(s->a ^ mix(s->b));
+}
+
+static uint64_t csum_of(const uint8_t *p, size_t len)
+{
+	struct csum s = { 0 };
+
+	csum_add(&s, p, len);
+	return csum_value(&s);
+}
+
+/* ---- lossy wire: RC bulk ------------------------------------------------ */
+
+#define BULK_ROUND	(32 * MiB)	/* bytes per round, at most */
+#define BULK_WRS	32		/* WRs per round, at most */
+#define BULK_MODES	4		/* WRITE, READ, SEND, the three mixed */
+
+static const size_t bulk_len[] = {
+	4096 + 1, 64 * 1024, 200 * 1024 - 7, MiB, 16 * MiB,
+};
+static const enum op bulk_op[] = { WRITE, READ, SEND };
+
+/* Round r: the modes cycle first (WRITE, READ, SEND, mixed), then sizes. */
+struct bulk_round {
+	unsigned int mode;	/* index in bulk_op, or 3: mixed */
+	size_t len;		/* every message's */
+	unsigned int n;		/* messages */
+};
+
+static void bulk_plan(unsigned int r, struct bulk_round *b)
+{
+	b->mode = r % BULK_MODES;
+	b->len = bulk_len[(r / BULK_MODES) % ARRAY_SIZE(bulk_len)];
+	b->n = BULK_ROUND / b->len;
+	if (b->n > BULK_WRS)
+		b->n = BULK_WRS;
+}
+
+static enum op bulk_op_of(const struct bulk_round *b, unsigned int k)
+{
+	return bulk_op[b->mode == BULK_MODES - 1 ? k % 3 : b->mode];
+}
+
+/* Slot k of a round in either side's buffer, GUARD bytes on each side. */
+static size_t bulk_off(const struct bulk_round *b, unsigned int k)
+{
+	return GUARD + k * (b->len + GUARD);
+}
+
+/* Completion deadline of a round: 20 s + 1 MB/s (go-back-N is costly). */
+static int bulk_ms(size_t bytes)
+{
+	return 20000 + bytes / 1000;
+}
+
+/* Requester: post the round's WRs, wait for them, check the READ data. */
+static bool bulk_requester(struct ctx *c, struct ep *e,
+			   const struct bulk_round *b, const struct msg *peer,
+			   struct verdict *v)
+{
+	struct ibv_sge sge[BULK_WRS];
+	struct ibv_send_wr wr[BULK_WRS];
+	struct ibv_wc wc[BULK_WRS];
+	size_t bytes = b->n * b->len;
+	unsigned int k;
+	int got;
+
+	for (k = 0; k < b->n; k++) {
+		enum op op = bulk_op_of(b, k);
+
+		sge[k] = (struct ibv_sge){
+			.addr = (uintptr_t)e->buf + bulk_off(b, k),
+			.length = b->len, .lkey = e->mr->lkey,
+		};
+		wr[k] = (struct ibv_send_wr){
+			.wr_id = k, .sg_list = &sge[k], .num_sge = 1,
+			.opcode = wr_opcode[op], .send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = peer->addr + bulk_off(b, k),
+				     .rkey = peer->rkey },
+			.next = k + 1 < b->n ? &wr[k + 1] : NULL,
+		};
+	}
+	if (!send_wr(e, wr, v))
+		return false;
+	got = wait_cqes(c, e->scq, wc, b->n, bulk_ms(bytes), false);
+	for (k = 0; k < (unsigned int)got; k++) {
+		enum op op = bulk_op_of(b, k);
+
+		if (!check_wc(v, op_name[op], &wc[k], IBV_WC_SUCCESS,
+			      wc_opcode[op], k))
+			return false;
+		if (op == READ && wc[k].byte_len != b->len) {
+			fail(v, "READ %u CQE: byte_len %u, want %zu", k,
+			     wc[k].byte_len, b->len);
+			return false;
+		}
+	}
+	if (got != (int)b->n) {
+		fail(v, "%d of %u completions within %d s", got, b->n,
+		     bulk_ms(bytes) / 1000);
+		return false;
+	}
+	return true;
+}
+
+/* Responder: the round's SENDs arrive, whole and in order. */
+static bool bulk_responder(struct ctx *c, struct ep *e,
+			   const struct bulk_round *b, struct verdict *v)
+{
+	struct ibv_wc wc[BULK_WRS];
+	unsigned int k, j = 0, nsend = 0;
+	int got;
+
+	for (k = 0; k < b->n; k++)
+		nsend += bulk_op_of(b, k) == SEND;
+	if (!nsend)
+		return true;
+	got = wait_cqes(c, e->rcq, wc, nsend, bulk_ms(b->n * b->len), false);
+	for (k = 0; k < b->n && j < (unsigned int)got; k++) {
+		if (bulk_op_of(b, k) != SEND)
+			continue;
+		if (!check_recv_wc(v, e, &wc[j++], IBV_WC_RECV, k, b->len,
+				   false, 0))
+			return false;
+	}
+	if (got != (int)nsend) {
+		fail(v, "%d of %u receive completions within %d s", got, nsend,
+		     bulk_ms(b->n * b->len) / 1000);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Rounds of up to BULK_WRS messages until bulk_bytes moved. Per round:
+ * each side fills the slots it is the source of (SEND/WRITE: requester,
+ * READ: responder) and fills the rest with guard bytes, the responder posts
+ * a receive per SEND, both meet; the requester posts every WR and waits
+ * for the completions (the responder for its receives); both meet again,
+ * check every slot they are the sink of (data and guards) and swap a
+ * checksum of all the round's slots, which must be equal.
+ */
+static void run_bulk(struct ctx *c, const struct tcase *tc, struct verdict *v)
+{
+	struct ep_cfg cfg = { .qpt = IBV_QPT_RC, .sq = BULK_WRS,
+			      .rq = BULK_WRS, .cqe = 2 * BULK_WRS };
+	size_t moved = 0, op_bytes[3] = { 0 }, sunk = 0;
+	double op_s[BULK_MODES] = { 0 }, t0 = now(), xfer = 0;
+	size_t mode_bytes[BULK_MODES] = { 0 };
+	uint64_t seed = rand64(), total = 0;
+	struct bulk_round b;
+	struct ep e = { 0 };
+	struct msg peer;
+	unsigned int r;
+
+	cfg.size = 0;
+	for (r = 0; r < BULK_MODES * ARRAY_SIZE(bulk_len); r++) {
+		bulk_plan(r, &b);
+		if (bulk_off(&b, b.n) > cfg.size)
+			cfg.size = bulk_off(&b, b.n);
+	}
+	ep_open(c, &e, &cfg, v);
+	if (!handshake(c, &e, (uintptr_t)e.buf, seed, &peer, v))
+		goto out;
+	if (c->server)
+		seed = peer.seed;
+	for (r = 0; moved < bulk_bytes || r < BULK_MODES; r++) {
+		uint64_t rseed = sub_seed(seed, r), mine[STATS_MAX] = { 0 };
+		uint64_t theirs[STATS_MAX];
+		struct csum cs = { 0 };
+		unsigned int k;
+		double t;
+
+		bulk_plan(r, &b);
+		memset(e.buf, GUARD_BYTE, bulk_off(&b, b.n));
+		for (k = 0; k < b.n; k++) {
+			enum op op = bulk_op_of(&b, k);
+			struct layout one = { .n = 1, .off = { bulk_off(&b, k) },
+					      .len = { b.len } };
+
+			if ((op == READ) == c->server)
+				fill(e.buf + bulk_off(&b, k), b.len,
+				     sub_seed(rseed, k), 0);
+			else if (c->server && op == SEND &&
+				 !post_recv(&e, &one, k, v))
+				break;
+		}
+		if (!ctl_step(c, v))
+			break;
+		t = now();
+		if (c->server)
+			bulk_responder(c, &e, &b, v);
+		else
+			bulk_requester(c, &e, &b, &peer, v);
+		t = now() - t;
+		if (!ctl_step(c, v)) {
+			info(v, "round %u (%s, %u x %zu B) failed", r,
+			     b.mode < 3 ? op_name[bulk_op[b.mode]] : "mixed",
+			     b.n, b.len);
+			break;
+		}
+		for (k = 0; k < b.n && v->ok; k++) {
+			enum op op = bulk_op_of(&b, k);
+			size_t off = bulk_off(&b, k);
+			char what[80];
+
+			if ((op == READ) != c->server) {
+				snprintf(what, sizeof(what),
+					 "round %u, %s %u of %zu B", r,
+					 op_name[op], k, b.len);
+				expect_guard(v, what, e.buf + off - GUARD, GUARD);
+				expect_data(v, what, e.buf + off, b.len,
+					    sub_seed(rseed, k), 0);
+				expect_guard(v, what, e.buf + off + b.len, GUARD);
+				sunk += b.len;
+			}
+			csum_add(&cs, e.buf + off, b.len);
+			op_bytes[op == WRITE ? 0 : op == READ ? 1 : 2] += b.len;
+		}
+		mine[0] = csum_value(&cs);
+		if (!ctl_swap(c, v, mine, theirs))
+			break;
+		if (mine[0] != theirs[0]) {
+			fail(v, "round %u: checksum %016" PRIx64 " here, %016" PRIx64 " there",
+			     r, mine[0], theirs[0]);
+			break;
+		}
+		total = mix(total ^ mine[0]);
+		moved += b.n * b.len;
+		mode_bytes[b.mode] += b.n * b.len;
+		op_s[b.mode] += t;
+		xfer += t;
+	}
+	if (!c->server && moved)
+		info(v, "%zu MiB in %u rounds (WRITE %zu, READ %zu, SEND %zu MiB): %.1f MB/s in transfer (%.1f s), %.1f s in all",
+		     moved / MiB, r, op_bytes[0] / MiB, op_bytes[1] / MiB,
+		     op_bytes[2] / MiB, moved / xfer / 1e6, xfer, now() - t0);
+	if (!c->server && moved) {
+		static const char *const mode[] = { "WRITE", "READ", "SEND",
+						    "mixed" };
+		char rates[160] = "";
+
+		for (r = 0; r < BULK_MODES; r++)
+			if (op_s[r] > 0)
+				snprintf(rates + strlen(rates),
+					 sizeof(rates) - strlen(rates),
+					 "%s%s %.1f", r ? ", " : "", mode[r],
+					 mode_bytes[r] / op_s[r] / 1e6);
+		info(v, "MB/s by round type: %s", rates);
+	}
+	if (moved)
+		info(v, "%zu MiB checked here, checksum of all rounds %016" PRIx64,
+		     sunk / MiB, total);
+	if (v->ok && moved < bulk_bytes)
+		fail(v, "moved %zu of %zu MiB", moved / MiB, bulk_bytes / MiB);
+out:
+	ep_close(&e);
+}
+
+/* ---- lossy wire: RC atomics --------------------------------------------- */
+
+#define FADD_DEPTH	64	/* WRs in the SQ; the device runs 4 at once */
+
+/*
+ * lossy_msgs FETCH_ADDs of 1 on one word, FADD_DEPTH posted at a time:
+ * RC executes them once each and in order, so the k-th returns v0 + k and
+ * the word ends at v0 + N whatever was lost, duplicated or retried.
+ */
+static void run_fadd(struct ctx *c, const struct tcase *tc, struct verdict *v)
+{
+	struct ep_cfg cfg = { .qpt = IBV_QPT_RC, .sq = FADD_DEPTH,
+			      .cqe = FADD_DEPTH };
+	unsigned int n = lossy_msgs, posted = 0, done = 0;
+	uint64_t seed = rand64(), v0 = mix(seed), got;
+	struct ep e = { 0 };
+	struct msg peer;
+	double t0, end;
+
+	cfg.size = 2 * GUARD + (c->server ? 8 : 8ul * n);
+	if (ep_open(c, &e, &cfg, v) && c->server)
+		memcpy(e.buf + GUARD, &v0, 8);
+	if (!handshake(c, &e, (uintptr_t)e.buf + GUARD, seed, &peer, v))
+		goto out;
+	if (c->server) {
+		if (!ctl_step(c, v))
+			goto out;
+		memcpy(&got, e.buf + GUARD, 8);
+		if (got != v0 + n)
+			fail(v, "the word ends at v0 + %" PRId64 ", want v0 + %u",
+			     (int64_t)(got - v0), n);
+		expect_guard(v, "before the word", e.buf, GUARD);
+		expect_guard(v, "after the word", e.buf + GUARD + 8, GUARD);
+		goto out;
+	}
+	v0 = mix(peer.seed);
+	t0 = now();
+	end = t0 + 20 + n * 0.05;
+	while (done < n && v->ok && now() < end) {
+		struct ibv_send_wr wr[16];
+		struct ibv_sge sge[16];
+		struct ibv_wc wc[16];
+		int k = 0, m;
+
+		while (posted < n && posted - done < FADD_DEPTH && k < 16) {
+			sge[k] = (struct ibv_sge){
+				.addr = (uintptr_t)e.buf + GUARD + 8ul * posted,
+				.length = 8, .lkey = e.mr->lkey,
+			};
+			wr[k] = (struct ibv_send_wr){
+				.wr_id = posted, .sg_list = &sge[k],
+				.num_sge = 1, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+				.send_flags = IBV_SEND_SIGNALED,
+				.wr.atomic = { .remote_addr = peer.addr,
+					       .rkey = peer.rkey,
+					       .compare_add = 1 },
+			};
+			if (k)
+				wr[k - 1].next = &wr[k];
+			k++;
+			posted++;
+		}
+		if (k && !send_wr(&e, wr, v))
+			break;
+		m = wait_some(e.scq, wc, 16, 100);
+		for (int i = 0; i < m && v->ok; i++, done++) {
+			if (!check_wc(v, "FETCH_ADD CQE", &wc[i], IBV_WC_SUCCESS,
+				      IBV_WC_FETCH_ADD, done))
+				break;
+			memcpy(&got, e.buf + GUARD + 8ul * done, 8);
+			if (got != v0 + done)
+				fail(v, "FETCH_ADD %u returned v0 + %" PRId64 ", want v0 + %u",
+				     done, (int64_t)(got - v0), done);
+		}
+	}
+	if (v->ok && done < n)
+		fail(v, "%u of %u FETCH_ADDs completed within %.0f s", done, n,
+		     end - t0);
+	expect_guard(v, "before the results", e.buf, GUARD);
+	expect_guard(v, "after the results", e.buf + GUARD + 8ul * n, GUARD);
+	info(v, "%u FETCH_ADDs in %.1f s (%.0f/s)", done, now() - t0,
+	     done / (now() - t0));
+	ctl_step(c, v);
+out:
+	ep_close(&e);
+}
+
+/* ---- lossy wire: UC and UD ---------------------------------------------- */
+
+#define LOSSY_MAX	4096	/* largest UC message */
+#define LOSSY_HDR	16	/* sequence number, length, body checksum */
+#define LOSSY_SQ	128	/* requester: WRs in flight */
+#define LOSSY_QUIET_MS	1500	/* responder: the last arrival is that old */
+#define LOSSY_NOTES	3	/* bad messages described, at most */
+#define WSTRIDE		(LOSSY_MAX + GUARD)		/* UC WRITE slots */
+#define RSTRIDE		(GRH_LEN + LOSSY_MAX + GUARD)	/* receive slots */
+
+static const uint32_t uc_len[] = { 16, 700, 1024, 1025, 2000, 3000, 4000, 4096 };
+static const uint32_t ud_len[] = { 16, 100, 512, 1000, MTU };
+
+static uint32_t lossy_len(const struct tcase *tc, uint64_t seed, uint32_t seq)
+{
+	uint64_t r = mix(seed ^ ((uint64_t)seq << 32));
+
+	return tc->qpt == IBV_QPT_UD ? ud_len[r % ARRAY_SIZE(ud_len)] :
+				       uc_len[r % ARRAY_SIZE(uc_len)];
+}
+
+/* UC: odd messages are WRITE_WITH_IMM (imm = seq), even ones SENDs. */
+static bool lossy_write(const struct tcase *tc, uint32_t seq)
+{
+	return tc->qpt == IBV_QPT_UC && (seq & 1);
+}
+
+/* Message seq: seq, len (LE32), checksum of the body (LE64), the body. */
+static void lossy_make(uint8_t *p, uint64_t seed, uint32_t seq, uint32_t len)
+{
+	uint64_t sum;
+
+	fill(p + LOSSY_HDR, len - LOSSY_HDR, sub_seed(seed, seq), 0);
+	sum = csum_of(p + LOSSY_HDR, len - LOSSY_HDR);
+	memcpy(p, &seq, 4);
+	memcpy(p + 4, &len, 4);
+	memcpy(p + 8, &sum, 8);
+}
+
+/*
+ * p holds byte_len bytes a receive completed with: one whole, intact
+ * message of the n sent (its number in *seq), or false and why.
+ */
+static bool lossy_check(const struct tcase *tc, const uint8_t *p,
+			uint32_t byte_len, uint64_t seed, uint32_t n,
+			uint32_t *seq, char *why, size_t wlen)
+{
+	uint32_t s, len, want;
+	uint64_t sum;
+	ssize_t i;
+
+	if (byte_len < LOSSY_HDR) {
+		snprintf(why, wlen, "%u bytes: shorter than any message",
+			 byte_len);
+		return false;
+	}
+	memcpy(&s, p, 4);
+	memcpy(&len, p + 4, 4);
+	memcpy(&sum, p + 8, 8);
+	if (s >= n) {
+		snprintf(why, wlen, "%u bytes, sequence number %u: never sent",
+			 byte_len, s);
+		return false;
+	}
+	*seq = s;
+	want = lossy_len(tc, seed, s);
+	if (byte_len != want || len != want) {
+		snprintf(why, wlen, "message %u: %u bytes (header: %u), sent %u",
+			 s, byte_len, len, want);
+		return false;
+	}
+	if (sum != csum_of(p + LOSSY_HDR, len - LOSSY_HDR)) {
+		snprintf(why, wlen, "message %u (%u B): body checksum differs",
+			 s, len);
+		return false;
+	}
+	i = differs(p + LOSSY_HDR, len - LOSSY_HDR, sub_seed(seed, s), 0);
+	if (i >= 0) {
+		snprintf(why, wlen, "message %u: byte %zd is 0x%02x, want 0x%02x",
+			 s, LOSSY_HDR + i, p[LOSSY_HDR + i],
+			 pat(sub_seed(seed, s), i));
+		return false;
+	}
+	return true;
+}
+
+/* What the responder saw. */
+struct lossy_tally {
+	uint8_t *seen;			/* per message: arrivals */
+	unsigned int unique, multi, dups, bad;
+};
+
+/* One receive completion (responder). */
+static void lossy_recv(struct ctx *c, const struct tcase *tc, struct ep *e,
+		       const struct ibv_wc *wc, const struct msg *peer,
+		       uint32_t nrecv, struct lossy_tally *t, struct verdict *v)
+{
+	uint32_t n = lossy_msgs, seq = UINT32_MAX, byte_len = wc->byte_len;
+	bool ud = tc->qpt == IBV_QPT_UD, ok = false;
+	const uint8_t *p;
+	char why[160];
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		snprintf(why, sizeof(why), "a receive completed with %s",
+			 ibv_wc_status_str(wc->status));
+	} else if (wc->wr_id >= nrecv) {
+		snprintf(why, sizeof(why), "wr_id %" PRIu64 ": no such receive",
+			 (uint64_t)wc->wr_id);
+	} else if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM && !ud) {
+		/* The data is in the WRITE slot the immediate names. */
+		seq = be32toh(wc->imm_data);
+		if (seq >= n || !lossy_write(tc, seq)) {
+			snprintf(why, sizeof(why), "WRITE_WITH_IMM with imm %u: never sent",
+				 seq);
+		} else {
+			uint32_t s;
+
+			p = e->buf + GUARD + (size_t)seq * WSTRIDE;
+			ok = lossy_check(tc, p, byte_len, peer->seed, n, &s, why,
+					 sizeof(why));
+			if (ok && s != seq) {
+				snprintf(why, sizeof(why), "imm %u, message %u",
+					 seq, s);
+				ok = false;
+			}
+			if (ok && not_guard(p + byte_len, WSTRIDE - byte_len) >= 0) {
+				snprintf(why, sizeof(why), "message %u: written past its %u bytes",
+					 seq, byte_len);
+				ok = false;
+			}
+		}
+	} else if (wc->opcode == IBV_WC_RECV && !(wc->wc_flags & IBV_WC_WITH_IMM)) {
+		p = e->buf + GUARD + (size_t)n * WSTRIDE * !ud +
+		    wc->wr_id * RSTRIDE;
+		if (ud) {
+			if (!(wc->wc_flags & IBV_WC_GRH) || byte_len < GRH_LEN ||
+			    wc->src_qp != peer->qpn) {
+				snprintf(why, sizeof(why), "UD receive: byte_len %u, GRH flag %d, src_qp %#x",
+					 byte_len, !!(wc->wc_flags & IBV_WC_GRH),
+					 wc->src_qp);
+				goto bad;
+			}
+			p += GRH_LEN;
+			byte_len -= GRH_LEN;
+		}
+		ok = lossy_check(tc, p, byte_len, peer->seed, n, &seq, why,
+				 sizeof(why));
+		if (ok && lossy_write(tc, seq)) {
+			snprintf(why, sizeof(why), "message %u (a WRITE_WITH_IMM) arrived as a SEND",
+				 seq);
+			ok = false;
+		}
+	} else {
+		snprintf(why, sizeof(why), "receive CQE: opcode %d, flags %#x",
+			 wc->opcode, wc->wc_flags);
+	}
+	if (ok && wc->qp_num != e->qp->qp_num) {
+		snprintf(why, sizeof(why), "receive CQE: qp_num %#x, want %#x",
+			 wc->qp_num, e->qp->qp_num);
+		ok = false;
+	}
+bad:
+	if (!ok) {
+		if (t->bad++ < LOSSY_NOTES)
+			fail(v, "%s", why);
+		else
+			v->ok = false;
+		return;
+	}
+	if (t->seen[seq]++) {
+		t->dups++;
+		return;
+	}
+	t->unique++;
+	t->multi += lossy_len(tc, peer->seed, seq) > MTU;
+}
+
+static const char *const fault_names[] = {
+	"fault_drops", "fault_corrupts", "fault_reorders", "fault_dups",
+};
+#define NFAULT ARRAY_SIZE(fault_names)
+
+/* Requester: all lossy_msgs messages, LOSSY_SQ in flight; true if all sent. */
+static bool lossy_send(struct ctx *c, const struct tcase *tc, struct ep *e,
+		       const struct msg *peer, uint64_t seed, struct verdict *v)
+{
+	unsigned int n = lossy_msgs, posted = 0, done = 0;
+	double end = now() + 2 * op_ms((size_t)n * LOSSY_MAX) / 1000.0;
+
+	while (done < n && v->ok && now() < end) {
+		struct ibv_send_wr wr[32];
+		struct ibv_sge sge[32];
+		struct ibv_wc wc[32];
+		int k = 0, m;
+
+		while (posted < n && posted - done < LOSSY_SQ && k < 32) {
+			uint32_t len = lossy_len(tc, seed, posted);
+			uint8_t *p = e->buf + GUARD +
+				     (size_t)(posted % LOSSY_SQ) * WSTRIDE;
+
+			lossy_make(p, seed, posted, len);
+			sge[k] = (struct ibv_sge){ .addr = (uintptr_t)p,
+						   .length = len,
+						   .lkey = e->mr->lkey };
+			wr[k] = (struct ibv_send_wr){
+				.wr_id = posted, .sg_list = &sge[k],
+				.num_sge = 1, .opcode = IBV_WR_SEND,
+				.send_flags = IBV_SEND_SIGNALED,
+			};
+			if (tc->qpt == IBV_QPT_UD) {
+				wr[k].wr.ud.ah = e->ah;
+				wr[k].wr.ud.remote_qpn = peer->qpn;
+				wr[k].wr.ud.remote_qkey = QKEY;
+			} else if (lossy_write(tc, posted)) {
+				wr[k].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+				wr[k].imm_data = htobe32(posted);
+				wr[k].wr.rdma.remote_addr = peer->addr +
+					(uint64_t)posted * WSTRIDE;
+				wr[k].wr.rdma.rkey = peer->rkey;
+			}
+			if (k)
+				wr[k - 1].next = &wr[k];
+			k++;
+			posted++;
+		}
+		if (k && !send_wr(e, wr, v))
+			break;
+		m = wait_some(e->scq, wc, 32, 100);
+		for (int i = 0; i < m && v->ok; i++, done++)
+			check_wc(v, "send CQE", &wc[i], IBV_WC_SUCCESS,
+				 lossy_write(tc, done) ? IBV_WC_RDMA_WRITE :
+							 IBV_WC_SEND, done);
+	}
+	if (v->ok && done < n)
+		fail(v, "%u of %u send completions within %.0f s", done, n,
+		     2 * op_ms((size_t)n * LOSSY_MAX) / 1000.0);
+	return v->ok;
+}
+
+/*
+ * UC or UD: the requester sends lossy_msgs messages back to back; the
+ * responder has a receive posted for each (and a quarter more for
+ * duplicates), takes whatever arrives until LOSSY_QUIET_MS pass without
+ * an arrival, and checks every message that arrived. The fault counters
+ * of both nodes, read around the case, say how many of its frames the
+ * injectors dropped or corrupted (nothing else is sent meanwhile): each
+ * of those takes one message with it, at most max_pkts per message.
+ */
+static void run_lossy(struct ctx *c, const struct tcase *tc, struct verdict *v)
+{
+	bool ud = tc->qpt == IBV_QPT_UD;
+	uint32_t n = lossy_msgs, nrecv = n + n / 4 + 16, max_pkts, k;
+	struct ep_cfg cfg = { .qpt = tc->qpt };
+	uint64_t seed = rand64(), before[NFAULT], after[NFAULT];
+	uint64_t mine[STATS_MAX] = { 0 }, theirs[STATS_MAX] = { 0 };
+	unsigned int multi_sent = 0, pkts = 0;
+	struct lossy_tally t = { 0 };
+	bool stats = false;
+	struct ep e = { 0 };
+	struct msg peer;
+
+	if (nrecv > (uint32_t)c->attr.max_qp_wr)
+		nrecv = c->attr.max_qp_wr;
+	if (nrecv > (uint32_t)c->attr.max_cqe)
+		nrecv = c->attr.max_cqe;
+	if (c->server) {
+		cfg.rq = cfg.cqe = nrecv;
+		cfg.size = GUARD + (size_t)n * WSTRIDE * !ud +
+			   (size_t)nrecv * RSTRIDE;
+		t.seen = calloc(n, 1);
+	} else {
+		cfg.sq = cfg.cqe = LOSSY_SQ;
+		cfg.size = GUARD + (size_t)LOSSY_SQ * WSTRIDE;
+	}
+	if (ep_open(c, &e, &cfg, v) && c->server) {
+		for (k = 0; k < nrecv && v->ok; k++) {
+			size_t off = GUARD + (size_t)n * WSTRIDE * !ud +
+				     (size_t)k * RSTRIDE;
+			struct layout one = { .n = 1, .off = { off },
+					      .len = { RSTRIDE - GUARD } };
+
+			post_recv(&e, &one, k, v);
+		}
+	}
+	if (!handshake(c, &e, (uintptr_t)e.buf + GUARD, seed, &peer, v))
+		goto out;
+	if (c->server)
+		seed = peer.seed;
+	for (k = 0; k < n; k++) {
+		uint32_t len = lossy_len(tc, seed, k);
+
+		multi_sent += len > MTU;
+		pkts += (len + MTU - 1) / MTU;
+	}
+	max_pkts = ud ? 1 : (LOSSY_MAX + MTU - 1) / MTU;
+	stats = port_stats(c, fault_names, NFAULT, before);
+	if (!ctl_step(c, v))
+		goto out;
+	if (!c->server) {
+		lossy_send(c, tc, &e, &peer, seed, v);
+		ctl_step(c, v);
+	} else {
+		double quiet = LOSSY_QUIET_MS / 1000.0, last, end;
+		struct ibv_wc wc[64];
+
+		/* The requester is done sending (or failed) after this. */
+		ctl_step(c, v);
+		last = now();
+		end = last + 30 + n * 0.01;
+		while (t.unique < n && now() < end && now() - last < quiet) {
+			int m = wait_some(e.rcq, wc, 64, 100);
+
+			if (m > 0)
+				last = now();
+			for (int i = 0; i < m; i++)
+				lossy_recv(c, tc, &e, &wc[i], &peer, nrecv, &t, v);
+		}
+	}
+	stats = port_stats(c, fault_names, NFAULT, after) && stats;
+	mine[NFAULT] = stats;
+	for (k = 0; k < NFAULT; k++)
+		mine[k] = after[k] - before[k];
+	/* Swapped even after a failure: the counts explain it. */
+	ctl_swap(c, v, mine, theirs);
+	if (!c->server || c->sock < 0)
+		goto out;
+	info(v, "sent %u (%u multi-packet, %u packets), arrived %u (%u multi-packet, %u single), %u duplicates, %u bad",
+	     n, multi_sent, pkts, t.unique, t.multi, t.unique - t.multi, t.dups,
+	     t.bad);
+	if (!t.unique)
+		fail(v, "no message arrived");
+	if (!stats || !theirs[NFAULT]) {
+		info(v, "no fault counters (rdma statistic): losses not checked");
+	} else {
+		uint64_t lost = mine[0] + mine[1] + theirs[0] + theirs[1];
+		uint64_t gone = (lost + max_pkts - 1) / max_pkts;
+
+		info(v, "faults on the case's frames (both nodes): %" PRIu64 " drops, %" PRIu64 " corrupts, %" PRIu64 " reorders, %" PRIu64 " dups",
+		     mine[0] + theirs[0], mine[1] + theirs[1],
+		     mine[2] + theirs[2], mine[3] + theirs[3]);
+		/* Each lost frame takes its message; a message has <= max_pkts. */
+		if (gone > n || t.unique > n - gone)
+			fail(v, "%u messages arrived, but %" PRIu64 " frames were dropped or corrupted: at most %" PRIu64 " could",
+			     t.unique, lost, gone > n ? 0 : n - gone);
+	}
+	if (t.bad > LOSSY_NOTES)
+		info(v, "%u more bad messages", t.bad - LOSSY_NOTES);
+out:
+	free(t.seen);
+	ep_close(&e);
+}
+
 /* ---- setup -------------------------------------------------------------- */
 
 /* The inline cap of the QPs run_xfer creates: the largest one granted. */
@@ -1703,38 +2547,66 @@ static bool ctl_connect(struct ctx *c)
 	return true;
 }
 
+/* A number option in [lo, hi]. */
+static unsigned long opt_num(const char *arg, unsigned long lo,
+			     unsigned long hi, int opt)
+{
+	char *end;
+	unsigned long n = strtoul(arg, &end, 0);
+
+	if (*end || !*arg || n < lo || n > hi)
+		ksft_exit_fail_msg("-%c: want a number in %lu..%lu, not '%s'\n",
+				   opt, lo, hi, arg);
+	return n;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct tcase *sel[N_CASES];
+	static const struct tcase *sel[N_CASES + ARRAY_SIZE(lossy_cases)];
 	const char *filter[16];
 	struct ctx c = { .sock = -1 };
-	bool list = false, header = true, ready;
-	unsigned int nsel = 0, nfilter = 0, i;
+	bool list = false, header = true, lossy = false, ready;
+	unsigned int nsel = 0, nfilter = 0, ncases = N_CASES, i;
 	uint64_t fingerprint = 0;
 	const char *node = getenv("VRNIC_NODE");
 	char name[96];
 	int opt;
 
-	while ((opt = getopt(argc, argv, "lnt:")) != -1) {
+	while ((opt = getopt(argc, argv, "lnt:LB:N:T:")) != -1) {
 		if (opt == 'l')
 			list = true;
 		else if (opt == 'n')
 			header = false;
 		else if (opt == 't' && nfilter < 16)
 			filter[nfilter++] = optarg;
+		else if (opt == 'L')
+			lossy = true;
+		else if (opt == 'B')
+			bulk_bytes = opt_num(optarg, 1, 1 << 20, opt) * MiB;
+		else if (opt == 'N')
+			lossy_msgs = opt_num(optarg, 1, 1 << 20, opt);
+		else if (opt == 'T')
+			qp_timeout = opt_num(optarg, 1, 31, opt);
 		else
-			ksft_exit_fail_msg("usage: %s [-l] [-n] [-t SUBSTRING]...\n",
+			ksft_exit_fail_msg("usage: %s [-l] [-n] [-L] [-B MIB] [-N MSGS] [-T TIMEOUT] [-t SUBSTRING]...\n",
 					   argv[0]);
 	}
-	for (i = 0; i < N_CASES; i++) {
-		const char *n = case_name(&cases[i], name, sizeof(name));
+	if (lossy) {
+		ncases += ARRAY_SIZE(lossy_cases);
+		/* The lossy cases' sizes must agree too. */
+		fingerprint = mix(bulk_bytes ^ ((uint64_t)lossy_msgs << 48));
+	}
+	for (i = 0; i < ncases; i++) {
+		const struct tcase *tc = i < N_CASES ? &cases[i] :
+					 &lossy_cases[i - N_CASES];
+		const char *n = case_name(tc, name, sizeof(name));
 		bool match = !nfilter;
 
 		for (unsigned int f = 0; f < nfilter; f++)
 			match |= !!strstr(n, filter[f]);
 		if (!match)
 			continue;
-		sel[nsel++] = &cases[i];
+		sel[nsel++] = tc;
 		if (list)
 			printf("%s\n", n);
 		fingerprint = mix(fingerprint ^ i);

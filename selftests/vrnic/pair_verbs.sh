@@ -22,14 +22,7 @@ wait_gid 30
 gid=$(roce_gid_index) || gid=1
 ping -q -c 2 -w 60 -I "$VRNIC_IFACE" "$VRNIC_PEER_IP" >/dev/null
 
-# tool NAME SERVER_CMD CLIENT_ARGS: one TAP result per tool.
-tool() {
-	local name=$1 srv=$2 cli=$3 rc
-	PAIR_LOG=/tmp/$name.log pair_run "$name" "$tmo" "$srv" "$srv $cli"
-	rc=$?
-	tail -n 3 "/tmp/$name.log" | sed 's/^/# /'
-	check "$name ($role, exit $rc)" test "$rc" = 0
-}
+tool() { pair_tool "$1" "$tmo" "$2" "$3"; }
 
 tool rc_pingpong "ibv_rc_pingpong -d $dev -g $gid -n 100" "$VRNIC_PEER_IP"
 tool uc_pingpong "ibv_uc_pingpong -d $dev -g $gid -n 100" "$VRNIC_PEER_IP"
