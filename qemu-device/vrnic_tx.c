@@ -807,7 +807,7 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         h.bth.pkey = VRNIC_PKEY_DEFAULT;
         h.bth.dqpn = dqpn;
         h.bth.psn = psn;
-        /* AckReq on the last packet and every 32nd PSN, so a long message
+        /* AckReq on the last packet and every 16th PSN, so a long message
          * gets ACKs before the packet window closes. */
         h.bth.ack_req = rc && (last || (psn % VRNIC_TX_ACKREQ_EVERY) ==
                                        VRNIC_TX_ACKREQ_EVERY - 1);

@@ -58,8 +58,8 @@
  * biggest header set (RETH + ImmDt), ICRC; rounded up. */
 #define VRNIC_XPORT_FRAME   (VRNIC_MAX_PMTU + 256)
 #define VRNIC_LOOP_SLOTS    64      /* loopback frames in flight */
-#define VRNIC_TX_PKT_WINDOW 256     /* unacknowledged request PSNs per QP */
-#define VRNIC_TX_ACKREQ_EVERY 32    /* AckReq also on every 32nd PSN */
+#define VRNIC_TX_PKT_WINDOW 64      /* unacknowledged request PSNs per QP */
+#define VRNIC_TX_ACKREQ_EVERY 16    /* AckReq also on every 16th PSN */
 /* Atomic results kept for replays: as many as max-qp-rd-atom can have
  * unanswered (255), so a lost ATOMIC ACK can always be answered again. */
 #define VRNIC_ATOMIC_CACHE  256
