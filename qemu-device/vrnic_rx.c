@@ -629,6 +629,18 @@ static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (d > 0 && d <= (int32_t)VRNIC_PSN_WINDOW) {
         vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_OUT_OF_SEQ], qpn, psn,
                       "PSN gap");
+        /*
+         * One NAK per gap - and one more per resend pass that still leaves
+         * it open: a gap PSN below the highest seen since the NAK means
+         * the requester went back, and its copy of ePSN was lost too.
+         * Without it that loss would wait for the requester's timer.
+         */
+        if (x->nak_seq_sent && vrnic_psn_diff(psn, x->nak_high) < 0) {
+            x->nak_seq_sent = false;
+        }
+        if (!x->nak_seq_sent || vrnic_psn_diff(psn, x->nak_high) > 0) {
+            x->nak_high = psn;
+        }
         if (!x->nak_seq_sent) {
             x->nak_seq_sent = true;
             core->stats.port[VRNIC_PORT_STAT_NAKS_SENT]++;

@@ -362,7 +362,7 @@ static void vrnic_tx_go_back(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     bool found = false;
     uint16_t next = x->next;
 
-    if (x->gbn_valid && x->gbn_psn == psn) {
+    if (x->gbn_valid && x->gbn_psn == psn && !x->gbn_resent) {
         return;
     }
     for (uint16_t i = qp->sq.ci; i != (uint16_t)(next + 1); i++) {
@@ -397,6 +397,7 @@ static void vrnic_tx_go_back(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     }
     x->gbn_valid = true;
     x->gbn_psn = psn;
+    x->gbn_resent = false;
     trace_vrnic_tx_go_back(qpn, psn, why,
                            qp->attr.retry_cnt - MIN(x->retries,
                                                     qp->attr.retry_cnt));
@@ -432,7 +433,8 @@ static void vrnic_tx_retry(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 {
     VrnicXport *x = qp->x;
 
-    if (x->gbn_valid && x->gbn_psn == psn) {
+    /* Once per loss - unless the resent copy went out and was lost too. */
+    if (x->gbn_valid && x->gbn_psn == psn && !x->gbn_resent) {
         return;
     }
     if (x->retries >= qp->attr.retry_cnt) {
@@ -848,6 +850,9 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
             return VRNIC_TX_FAIL;
         }
         flen = vrnic_pkt_finish(frame, sizeof(frame));
+        if (rc && qp->x->gbn_valid && psn == qp->x->gbn_psn) {
+            qp->x->gbn_resent = true;
+        }
         trace_vrnic_tx_pkt(qpn, h.bth.opcode, h.bth.psn, plen, loop);
         vrnic_xport_output(core, qpn, frame, flen, loop);
         s->sent++;

@@ -122,6 +122,7 @@ typedef struct VrnicXport {
     uint8_t rnr_retries;    /* RNR retries since the last progress */
     bool gbn_valid;         /* went back to gbn_psn, no progress since */
     bool resend;            /* a WQE before next is to be sent again */
+    bool gbn_resent;        /* gbn_psn went out again since the go-back */
     uint32_t gbn_psn;
     int64_t rto_due;        /* retransmit timer (device clock), 0: off */
     int64_t rnr_due;        /* RNR wait: nothing is sent before, 0: none */
@@ -131,6 +132,7 @@ typedef struct VrnicXport {
     uint32_t epsn;          /* expected PSN */
     uint32_t msn;
     bool nak_seq_sent;
+    uint32_t nak_high;      /* highest gap PSN since that NAK */
     uint8_t in_msg;         /* VRNIC_MSG_*: message in progress */
     bool have_rwqe;         /* a receive WQE is held for the message */
     bool rwqe_srq;          /* ... taken from the SRQ (else at rq.ci) */
