@@ -75,10 +75,12 @@ guest() {
 
 cd "$VRNIC_TOP"
 # pyverbs NAME TESTS...: rdma-core's pyverbs tests against vrnic, as TAP.
+# 16 huge pages (32 MiB of the guest, given back afterwards) let the
+# requires_huge_pages tests (test_parent_domain's huge page traffic) run.
 pyverbs() {
 	local name=$1
 	shift
-	echo "pyverbs_$name:/usr/bin/python3 selftests/pyverbs/pyverbs_tap.py --dev vrnic0 $*"
+	echo "pyverbs_$name:/usr/bin/python3 selftests/pyverbs/pyverbs_tap.py --hugepages 16 --dev vrnic0 $*"
 }
 
 # 1 GiB: mr_translation registers a 256 MiB MR. pyverbs: rdma-core's whole

@@ -448,6 +448,7 @@ static struct vrnic_cq *vrnic_create_cq_common(struct ibv_context *ibvctx,
 	struct vrnic_context *ctx = to_vrnic_context(ibvctx);
 	struct vrnic_ibv_create_cq_resp resp = {};
 	struct vrnic_ibv_create_cq cmd = {};
+	struct vrnic_parent_domain *pdom = NULL;
 	struct vrnic_buf buf = {};
 	struct vrnic_cq *cq;
 	uint32_t log_depth;
@@ -457,7 +458,8 @@ static struct vrnic_cq *vrnic_create_cq_common(struct ibv_context *ibvctx,
 	if (err)
 		goto err_out;
 
-	if (!check_comp_mask(attr->comp_mask, IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	if (!check_comp_mask(attr->comp_mask, IBV_CQ_INIT_ATTR_MASK_FLAGS |
+						  IBV_CQ_INIT_ATTR_MASK_PD) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     !check_comp_mask(attr->flags, IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
 	    !check_comp_mask(attr->wc_flags, VRNIC_WC_EX_FLAGS)) {
@@ -476,13 +478,29 @@ static struct vrnic_cq *vrnic_create_cq_common(struct ibv_context *ibvctx,
 		goto err_out;
 	}
 
+	/*
+	 * The CQ has no PD on the device; a parent domain only supplies the
+	 * ring's allocator. It must be one, as mlx5_create_cq() requires.
+	 */
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		pdom = vrnic_parent_domain_get(ctx, attr->parent_domain);
+		if (!pdom) {
+			verbs_err(&ctx->ibvctx,
+				  "create_cq: IBV_CQ_INIT_ATTR_MASK_PD without a parent domain of this context\n");
+			err = EINVAL;
+			goto err_out;
+		}
+	}
+
 	cq = calloc(1, sizeof(*cq));
 	if (!cq) {
 		err = ENOMEM;
-		goto err_out;
+		goto err_put_pdom;
 	}
+	cq->pdom = pdom;
 
-	err = vrnic_buf_alloc(ctx, &buf, vrnic_cq_buf_len(log_depth));
+	err = vrnic_buf_alloc(ctx, &buf, vrnic_cq_buf_len(log_depth), pdom,
+			      VRNIC_RES_TYPE_CQ);
 	if (err)
 		goto err_free_cq;
 
@@ -518,6 +536,8 @@ err_free_buf:
 	vrnic_buf_free(&buf);
 err_free_cq:
 	free(cq);
+err_put_pdom:
+	vrnic_parent_domain_put(ctx, pdom);
 err_out:
 	errno = err;
 	return NULL;
@@ -554,6 +574,7 @@ struct ibv_cq_ex *vrnic_create_cq_ex(struct ibv_context *ibvctx,
 
 int vrnic_destroy_cq(struct ibv_cq *ibvcq)
 {
+	struct vrnic_context *ctx = to_vrnic_context(ibvcq->context);
 	struct vrnic_cq *cq = to_vrnic_cq(ibvcq);
 	int err;
 
@@ -564,6 +585,7 @@ int vrnic_destroy_cq(struct ibv_cq *ibvcq)
 
 	pthread_spin_destroy(&cq->lock);
 	vrnic_buf_free(&cq->buf);
+	vrnic_parent_domain_put(ctx, cq->pdom);
 	free(cq);
 	return 0;
 }
@@ -594,7 +616,8 @@ int vrnic_resize_cq(struct ibv_cq *ibvcq, int ncqe)
 		return 0;
 	}
 
-	err = vrnic_buf_alloc(ctx, &buf, vrnic_cq_buf_len(log_depth));
+	err = vrnic_buf_alloc(ctx, &buf, vrnic_cq_buf_len(log_depth), cq->pdom,
+			      VRNIC_RES_TYPE_CQ);
 	if (err)
 		goto out_unlock;
 

@@ -696,7 +696,13 @@ static struct ibv_qp *vrnic_create_qp_common(struct ibv_context *ibvctx,
 		goto err_out;
 	}
 
-	err = vrnic_buf_alloc(ctx, &qp->buf, s.buf_len);
+	/*
+	 * On a parent domain the rings may come from its allocator; the
+	 * command carries its handle, which is the protection domain's.
+	 */
+	qp->pdom = vrnic_parent_domain_get(ctx, attr->pd);
+	err = vrnic_buf_alloc(ctx, &qp->buf, s.buf_len, qp->pdom,
+			      VRNIC_RES_TYPE_QP);
 	if (err)
 		goto err_free_qp;
 	ring = qp->buf.addr;
@@ -793,6 +799,7 @@ err_uninit_sq:
 err_free_buf:
 	vrnic_buf_free(&qp->buf);
 err_free_qp:
+	vrnic_parent_domain_put(ctx, qp->pdom);
 	free(qp);
 err_out:
 	errno = err;
@@ -901,6 +908,7 @@ int vrnic_destroy_qp(struct ibv_qp *ibvqp)
 	vrnic_wq_uninit(&qp->rq);
 	vrnic_wq_uninit(&qp->sq);
 	vrnic_buf_free(&qp->buf);
+	vrnic_parent_domain_put(ctx, qp->pdom);
 	free(qp);
 	return 0;
 }
@@ -1219,7 +1227,9 @@ struct ibv_srq *vrnic_create_srq(struct ibv_pd *pd,
 	srq->max_sge = min_t(uint32_t, srq->max_sge, ctx->max_srq_sge);
 	depth = 1U << srq->log_depth;
 
-	err = vrnic_buf_alloc(ctx, &srq->buf, (size_t)depth << srq->wqe_shift);
+	srq->pdom = vrnic_parent_domain_get(ctx, pd);
+	err = vrnic_buf_alloc(ctx, &srq->buf, (size_t)depth << srq->wqe_shift,
+			      srq->pdom, VRNIC_RES_TYPE_SRQ);
 	if (err)
 		goto err_free_srq;
 	srq->ring = srq->buf.addr;
@@ -1270,6 +1280,7 @@ struct ibv_srq *vrnic_create_srq(struct ibv_pd *pd,
 err_free_mem:
 	vrnic_srq_free_mem(srq);
 err_free_srq:
+	vrnic_parent_domain_put(ctx, srq->pdom);
 	free(srq);
 err_out:
 	errno = err;
@@ -1305,6 +1316,7 @@ int vrnic_query_srq(struct ibv_srq *ibvsrq, struct ibv_srq_attr *attr)
 
 int vrnic_destroy_srq(struct ibv_srq *ibvsrq)
 {
+	struct vrnic_context *ctx = to_vrnic_context(ibvsrq->context);
 	struct vrnic_srq *srq = to_vrnic_srq(ibvsrq);
 	int err;
 
@@ -1315,6 +1327,7 @@ int vrnic_destroy_srq(struct ibv_srq *ibvsrq)
 
 	pthread_spin_destroy(&srq->lock);
 	vrnic_srq_free_mem(srq);
+	vrnic_parent_domain_put(ctx, srq->pdom);
 	free(srq);
 	return 0;
 }

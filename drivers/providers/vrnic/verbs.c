@@ -109,9 +109,173 @@ struct ibv_pd *vrnic_alloc_pd(struct ibv_context *ibvctx)
 	return pd;
 }
 
+/* The parent domain ibvpd is, or NULL. Called with qp_table_mutex held. */
+static struct vrnic_parent_domain *
+vrnic_find_parent_domain(struct vrnic_context *ctx, struct ibv_pd *ibvpd)
+{
+	struct vrnic_parent_domain *pdom;
+
+	for (pdom = ctx->pdoms; pdom; pdom = pdom->next)
+		if (&pdom->ibv_pd == ibvpd)
+			return pdom;
+	return NULL;
+}
+
+/*
+ * A parent domain as mlx5_alloc_parent_domain() builds one: no kernel
+ * object, only a struct whose ibv_pd copies the protection domain's context
+ * and handle, so that reg_mr, rereg_mr, create_ah, create_qp(_ex) and
+ * create_srq send the protection domain's handle to the kernel unchanged.
+ * Thread domains are refused: the provider offers none (no alloc_td), so
+ * no ibv_td can belong to this context.
+ */
+struct ibv_pd *
+vrnic_alloc_parent_domain(struct ibv_context *ibvctx,
+			  struct ibv_parent_domain_init_attr *attr)
+{
+	struct vrnic_context *ctx = to_vrnic_context(ibvctx);
+	const uint32_t supported = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+				   IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	struct vrnic_parent_domain *pdom;
+	int err = EINVAL;
+
+	if (ibv_check_alloc_parent_domain(attr)) {
+		verbs_err(&ctx->ibvctx,
+			  "alloc_parent_domain: no protection domain\n");
+		return NULL;
+	}
+
+	/* Unknown bits are EINVAL, as mlx5_alloc_parent_domain() answers. */
+	if (!check_comp_mask(attr->comp_mask, supported)) {
+		verbs_err(&ctx->ibvctx,
+			  "alloc_parent_domain: comp_mask %#x has unsupported bits %#x\n",
+			  attr->comp_mask, attr->comp_mask & ~supported);
+		goto err_out;
+	}
+	if (attr->td) {
+		verbs_err(&ctx->ibvctx,
+			  "alloc_parent_domain: thread domains are not supported\n");
+		goto err_out;
+	}
+	if ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	    !attr->alloc != !attr->free) {
+		verbs_err(&ctx->ibvctx,
+			  "alloc_parent_domain: alloc and free must be given together\n");
+		goto err_out;
+	}
+	if (attr->pd->context != ibvctx) {
+		verbs_err(&ctx->ibvctx,
+			  "alloc_parent_domain: the PD belongs to another context\n");
+		goto err_out;
+	}
+
+	pdom = calloc(1, sizeof(*pdom));
+	if (!pdom) {
+		err = ENOMEM;
+		goto err_out;
+	}
+
+	pdom->pd = attr->pd;
+	ibv_initialize_parent_domain(&pdom->ibv_pd, attr->pd);
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pdom->alloc = attr->alloc;
+		pdom->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pdom->pd_context = attr->pd_context;
+
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	if (vrnic_find_parent_domain(ctx, attr->pd)) {
+		pthread_mutex_unlock(&ctx->qp_table_mutex);
+		verbs_err(&ctx->ibvctx,
+			  "alloc_parent_domain: the PD is itself a parent domain\n");
+		goto err_free_pdom;
+	}
+	pdom->next = ctx->pdoms;
+	ctx->pdoms = pdom;
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+
+	verbs_debug(&ctx->ibvctx,
+		    "parent domain on PD handle %u, %s allocator\n",
+		    attr->pd->handle, pdom->alloc ? "own" : "default");
+	return &pdom->ibv_pd;
+
+err_free_pdom:
+	free(pdom);
+err_out:
+	errno = err;
+	return NULL;
+}
+
+/*
+ * For a CQ, QP or SRQ being created on ibvpd: the parent domain ibvpd is,
+ * with a reference taken, or NULL when ibvpd is a plain protection domain.
+ */
+struct vrnic_parent_domain *vrnic_parent_domain_get(struct vrnic_context *ctx,
+						    struct ibv_pd *ibvpd)
+{
+	struct vrnic_parent_domain *pdom;
+
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	pdom = vrnic_find_parent_domain(ctx, ibvpd);
+	if (pdom)
+		pdom->refcount++;
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+	return pdom;
+}
+
+void vrnic_parent_domain_put(struct vrnic_context *ctx,
+			     struct vrnic_parent_domain *pdom)
+{
+	if (!pdom)
+		return;
+
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	pdom->refcount--;
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+}
+
+/*
+ * A parent domain is freed here (it has no kernel object) once no CQ, QP or
+ * SRQ uses it; a protection domain goes to the kernel once no parent domain
+ * wraps it. Both refusals are EBUSY, as in mlx5's _mlx5_free_pd().
+ */
 int vrnic_dealloc_pd(struct ibv_pd *pd)
 {
+	struct vrnic_context *ctx = to_vrnic_context(pd->context);
+	struct vrnic_parent_domain **pp, *pdom;
+	unsigned int wrapped = 0;
+	uint32_t users;
 	int err;
+
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	for (pp = &ctx->pdoms; *pp; pp = &(*pp)->next) {
+		pdom = *pp;
+		if (&pdom->ibv_pd == pd) {
+			users = pdom->refcount;
+			if (users) {
+				pthread_mutex_unlock(&ctx->qp_table_mutex);
+				verbs_err(&ctx->ibvctx,
+					  "dealloc_pd: parent domain still used by %u CQs/QPs/SRQs\n",
+					  users);
+				return EBUSY;
+			}
+			*pp = pdom->next;
+			pthread_mutex_unlock(&ctx->qp_table_mutex);
+			free(pdom);
+			return 0;
+		}
+		if (pdom->pd == pd)
+			wrapped++;
+	}
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+
+	if (wrapped) {
+		verbs_err(&ctx->ibvctx,
+			  "dealloc_pd: PD handle %u still has %u parent domains\n",
+			  pd->handle, wrapped);
+		return EBUSY;
+	}
 
 	err = ibv_cmd_dealloc_pd(pd);
 	if (err)
@@ -121,6 +285,12 @@ int vrnic_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
+/*
+ * pd may be a parent domain: its handle is the protection domain's, so the
+ * kernel registers the MR in the protection domain (ibv_mr.pd stays the
+ * parent domain the caller passed). The same holds for rereg_mr and
+ * create_ah.
+ */
 struct ibv_mr *vrnic_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 			    uint64_t hca_va, int access)
 {
@@ -236,18 +406,72 @@ int vrnic_destroy_ah(struct ibv_ah *ibvah)
 /*
  * Queue rings live in our own memory (uapi/rdma/vrnic-abi.h): page-aligned,
  * whole pages, zeroed (so every CQE starts with phase 0 and the device's
- * first pass writes phase 1) and excluded from fork's copy-on-write, since
- * the kernel pins them for the device (ibv_dontfork_range, as libibverbs
- * does for MRs).
+ * first pass writes phase 1). The kernel pins any user memory with
+ * ib_umem_get(), so the buffer may come from a parent domain's allocator
+ * (called with the page size as alignment, as mlx5 asks for its QP
+ * buffers), huge pages included; when it answers IBV_ALLOCATOR_USE_DEFAULT
+ * the default allocation follows. The default buffer is excluded from
+ * fork's copy-on-write (ibv_dontfork_range, as libibverbs does for MRs);
+ * an allocator's memory is the application's, and is left alone as mlx5
+ * leaves it (MADV_DONTFORK on part of a huge page would fail anyway).
+ *
+ * vrnic_buf_alloc_custom() answers 0 with buf->addr NULL when the
+ * allocator asks for the default allocation.
  */
+static int vrnic_buf_alloc_custom(struct vrnic_context *ctx,
+				  struct vrnic_buf *buf, size_t len,
+				  size_t pg_sz, struct vrnic_parent_domain *pdom,
+				  uint64_t res_type)
+{
+	void *addr;
+
+	buf->addr = NULL;
+	addr = pdom->alloc(&pdom->ibv_pd, pdom->pd_context, len, pg_sz,
+			   res_type);
+	if (addr == IBV_ALLOCATOR_USE_DEFAULT)
+		return 0;
+	if (!addr) {
+		verbs_err(&ctx->ibvctx,
+			  "parent domain allocator failed: %zu bytes, resource type %#llx\n",
+			  len, (unsigned long long)res_type);
+		return ENOMEM;
+	}
+	if ((uintptr_t)addr & (pg_sz - 1)) {
+		verbs_err(&ctx->ibvctx,
+			  "parent domain allocator returned %p, not aligned to %zu bytes (resource type %#llx)\n",
+			  addr, pg_sz, (unsigned long long)res_type);
+		pdom->free(&pdom->ibv_pd, pdom->pd_context, addr, res_type);
+		return EINVAL;
+	}
+
+	/* Its contents are whatever the allocator left there. */
+	memset(addr, 0, len);
+	buf->addr = addr;
+	buf->len = len;
+	buf->pdom = pdom;
+	buf->res_type = res_type;
+	return 0;
+}
+
 int vrnic_buf_alloc(struct vrnic_context *ctx, struct vrnic_buf *buf,
-		    size_t len)
+		    size_t len, struct vrnic_parent_domain *pdom,
+		    uint64_t res_type)
 {
 	size_t pg_sz = to_vrnic_dev(ctx->ibvctx.context.device)->pg_sz;
 	void *addr;
 	int err;
 
 	len = align(len, pg_sz);
+	if (pdom && pdom->alloc) {
+		err = vrnic_buf_alloc_custom(ctx, buf, len, pg_sz, pdom,
+					     res_type);
+		if (err || buf->addr)
+			return err;
+		verbs_debug(&ctx->ibvctx,
+			    "parent domain allocator: default for resource type %#llx\n",
+			    (unsigned long long)res_type);
+	}
+
 	err = posix_memalign(&addr, pg_sz, len);
 	if (err)
 		return err;
@@ -261,17 +485,27 @@ int vrnic_buf_alloc(struct vrnic_context *ctx, struct vrnic_buf *buf,
 
 	buf->addr = addr;
 	buf->len = len;
+	buf->pdom = NULL;
+	buf->res_type = 0;
 	return 0;
 }
 
 void vrnic_buf_free(struct vrnic_buf *buf)
 {
+	struct vrnic_parent_domain *pdom = buf->pdom;
+
 	if (!buf->addr)
 		return;
-	ibv_dofork_range(buf->addr, buf->len);
-	free(buf->addr);
+	if (pdom) {
+		pdom->free(&pdom->ibv_pd, pdom->pd_context, buf->addr,
+			   buf->res_type);
+	} else {
+		ibv_dofork_range(buf->addr, buf->len);
+		free(buf->addr);
+	}
 	buf->addr = NULL;
 	buf->len = 0;
+	buf->pdom = NULL;
 }
 
 /* Queues need the doorbell page, which only an interface 1.1 kernel maps. */

@@ -24,7 +24,14 @@ int vrnic_query_device_ex(struct ibv_context *ibvctx,
 int vrnic_query_port(struct ibv_context *ibvctx, uint8_t port,
 		     struct ibv_port_attr *port_attr);
 struct ibv_pd *vrnic_alloc_pd(struct ibv_context *ibvctx);
+struct ibv_pd *
+vrnic_alloc_parent_domain(struct ibv_context *ibvctx,
+			  struct ibv_parent_domain_init_attr *attr);
 int vrnic_dealloc_pd(struct ibv_pd *ibvpd);
+struct vrnic_parent_domain *vrnic_parent_domain_get(struct vrnic_context *ctx,
+						    struct ibv_pd *ibvpd);
+void vrnic_parent_domain_put(struct vrnic_context *ctx,
+			     struct vrnic_parent_domain *pdom);
 struct ibv_mr *vrnic_reg_mr(struct ibv_pd *ibvpd, void *addr, size_t len,
 			    uint64_t hca_va, int access);
 int vrnic_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibvpd,
@@ -33,7 +40,8 @@ int vrnic_dereg_mr(struct verbs_mr *vmr);
 struct ibv_ah *vrnic_create_ah(struct ibv_pd *ibvpd, struct ibv_ah_attr *attr);
 int vrnic_destroy_ah(struct ibv_ah *ibvah);
 int vrnic_buf_alloc(struct vrnic_context *ctx, struct vrnic_buf *buf,
-		    size_t len);
+		    size_t len, struct vrnic_parent_domain *pdom,
+		    uint64_t res_type);
 void vrnic_buf_free(struct vrnic_buf *buf);
 int vrnic_check_objects(struct vrnic_context *ctx);
 

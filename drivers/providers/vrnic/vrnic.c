@@ -37,6 +37,7 @@ static const struct verbs_match_ent vrnic_match_table[] = {
 static void vrnic_free_context(struct ibv_context *ibvctx);
 
 static const struct verbs_context_ops vrnic_ctx_ops = {
+	.alloc_parent_domain = vrnic_alloc_parent_domain,
 	.alloc_pd = vrnic_alloc_pd,
 	.create_ah = vrnic_create_ah,
 	.create_cq = vrnic_create_cq,

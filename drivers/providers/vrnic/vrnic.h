@@ -29,6 +29,17 @@ struct vrnic_dev {
 };
 
 struct vrnic_qp;
+struct vrnic_parent_domain;
+
+/*
+ * Resource types a parent domain's allocator is called with, one per kind
+ * of queue buffer. verbs.h defines none: they are the provider's, laid out
+ * as mlx5dv.h's MLX5DV_RES_TYPE_* (driver id << 32 | type), with vrnic's
+ * driver id RDMA_DRIVER_UNKNOWN (0). A QP's SQ and RQ share one buffer.
+ */
+#define VRNIC_RES_TYPE_QP	((uint64_t)RDMA_DRIVER_UNKNOWN << 32 | 1)
+#define VRNIC_RES_TYPE_SRQ	((uint64_t)RDMA_DRIVER_UNKNOWN << 32 | 2)
+#define VRNIC_RES_TYPE_CQ	((uint64_t)RDMA_DRIVER_UNKNOWN << 32 | 3)
 
 struct vrnic_context {
 	struct verbs_context ibvctx;
@@ -56,12 +67,54 @@ struct vrnic_context {
 	 */
 	struct vrnic_qp **qp_table;
 	pthread_mutex_t qp_table_mutex;
+	/*
+	 * This context's parent domains, newest first; NULL (as the context
+	 * is allocated zeroed) when there are none. qp_table_mutex also
+	 * guards this list and every parent domain's refcount: vrnic.c
+	 * initialises the one context mutex.
+	 */
+	struct vrnic_parent_domain *pdoms;
 };
 
-/* A page-aligned ring buffer in our memory, pinned by the kernel. */
+/*
+ * A parent domain (ibv_alloc_parent_domain()): a protection domain plus,
+ * optionally, the application's allocator for the queue buffers of the
+ * CQs, QPs and SRQs created on it. Its ibv_pd carries the protection
+ * domain's context and handle (ibv_initialize_parent_domain()), so every
+ * command taking a PD reaches the kernel with the protection domain; the
+ * kernel never sees the parent domain. It is found by address on
+ * ctx->pdoms rather than by container_of(): any other ibv_pd is a plain
+ * protection domain, and nothing past it is ever read.
+ */
+struct vrnic_parent_domain {
+	struct ibv_pd ibv_pd;
+	struct ibv_pd *pd;		/* the protection domain it wraps */
+	/* Both set or both NULL (NULL: the default allocation). */
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
+	/*
+	 * CQs, QPs and SRQs created on it: their buffers may come from
+	 * alloc and go back through free, so it outlives them (dealloc_pd
+	 * is EBUSY until then, as in mlx5).
+	 */
+	uint32_t refcount;
+	struct vrnic_parent_domain *next;	/* on ctx->pdoms */
+};
+
+/*
+ * A page-aligned ring buffer in our memory, pinned by the kernel. pdom is
+ * set when addr came from that parent domain's allocator, and then the
+ * buffer goes back through its free callback with the same res_type; the
+ * buffer's owner (CQ, QP, SRQ) holds the reference on pdom.
+ */
 struct vrnic_buf {
 	void *addr;
 	size_t len;
+	struct vrnic_parent_domain *pdom;
+	uint64_t res_type;
 };
 
 struct vrnic_cq {
@@ -73,6 +126,8 @@ struct vrnic_cq {
 	 */
 	pthread_spinlock_t lock;
 	struct vrnic_buf buf;
+	/* Created with IBV_CQ_INIT_ATTR_MASK_PD: ring (and resize) source. */
+	struct vrnic_parent_domain *pdom;
 	struct vrnic_cqe *ring;
 	struct vrnic_cq_dbrec *dbrec;
 	uint32_t cqn;
@@ -105,6 +160,7 @@ struct vrnic_wq {
 struct vrnic_srq {
 	struct verbs_srq vsrq;
 	struct vrnic_buf buf;
+	struct vrnic_parent_domain *pdom;	/* created on one, or NULL */
 	/*
 	 * Protects pi, the ring, the wr_id pool and its free list. Taken by
 	 * post_srq_recv and by pollers (inside their CQ lock) returning slots.
@@ -129,6 +185,7 @@ struct vrnic_srq {
 struct vrnic_qp {
 	struct verbs_qp vqp;
 	struct vrnic_buf buf;
+	struct vrnic_parent_domain *pdom;	/* created on one, or NULL */
 	struct vrnic_wq sq;
 	struct vrnic_wq rq;
 	struct vrnic_srq *srq;
