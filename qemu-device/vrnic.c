@@ -8,6 +8,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
+#include "qemu/units.h"
 #include "qapi/error.h"
 #include "qapi/visitor.h"
 #include "hw/pci/msix.h"
@@ -31,6 +32,7 @@ struct VrnicState {
 
     MemoryRegion regs;
     MemoryRegion db;
+    MemoryRegion dm;        /* device memory, BAR5 (dm-size bytes) */
     NICConf conf;
     NICState *nic;
     QEMUBH *bh[VRNIC_WORK__MAX];
@@ -269,6 +271,15 @@ static void vrnic_realize(PCIDevice *pdev, Error **errp)
     if (msix_init_exclusive_bar(pdev, nvec, VRNIC_BAR_MSIX, errp)) {
         return;
     }
+    if (s->cfg.dm_size) {
+        /* Plain RAM: the guest CPU maps it; the core copies through it. */
+        if (!memory_region_init_ram(&s->dm, OBJECT(s), "vrnic-dm",
+                                    s->cfg.dm_size, errp)) {
+            return;
+        }
+        pci_register_bar(pdev, VRNIC_BAR_DM, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                         PCI_BASE_ADDRESS_MEM_PREFETCH, &s->dm);
+    }
     /* Mark every vector used: msix_notify() drops unused ones silently.
      * The core never raises a vector >= nvec. */
     for (uint32_t i = 0; i < nvec; i++) {
@@ -290,6 +301,9 @@ static void vrnic_realize(PCIDevice *pdev, Error **errp)
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, vrnic_timer_cb, s);
 
     vrnic_core_init(&s->core, &s->cfg, &vrnic_core_ops, s);
+    if (s->cfg.dm_size) {
+        vrnic_core_set_devmem(&s->core, memory_region_get_ram_ptr(&s->dm));
+    }
     vrnic_core_set_faults(&s->core, &s->fault);
     vrnic_core_set_link(&s->core, !qemu_get_queue(s->nic)->link_down);
     trace_vrnic_realize(s->cfg.num_comp_vectors, s->cfg.db_pages);
@@ -300,6 +314,10 @@ static void vrnic_exit(PCIDevice *pdev)
     VrnicState *s = VRNIC(pdev);
 
     vrnic_core_reset(&s->core);
+    if (s->cfg.dm_size) {
+        /* memory_region_init_ram registered it (and a CPR blocker). */
+        vmstate_unregister_ram(&s->dm, DEVICE(s));
+    }
     for (int i = 0; i < VRNIC_WORK__MAX; i++) {
         qemu_bh_delete(s->bh[i]);
     }
@@ -347,6 +365,7 @@ static const Property vrnic_props[] = {
     DEFINE_PROP_UINT32("max-inline-data", VrnicState, cfg.max_inline_data, 256),
     /* 128 like rdma_rxe: perftest sets max_rd_atomic to the peer's value. */
     DEFINE_PROP_UINT32("max-qp-rd-atom", VrnicState, cfg.max_qp_rd_atom, 128),
+    DEFINE_PROP_UINT32("dm-size", VrnicState, cfg.dm_size, 256 * KiB),
 };
 
 /*

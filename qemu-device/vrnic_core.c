@@ -58,6 +58,11 @@ const char *vrnic_core_check_config(const VrnicConfig *cfg)
         return "max-qp-wr, max-srq-wr and max-cqe must be powers of two, "
                "2..32768";
     }
+    if (cfg->dm_size && (cfg->dm_size < VRNIC_DM_MIN_SIZE ||
+                         cfg->dm_size > VRNIC_DM_MAX_SIZE ||
+                         (cfg->dm_size & (cfg->dm_size - 1)))) {
+        return "dm-size must be 0 or a power of two, 4096..67108864";
+    }
     if (cfg->max_sge > 31 || cfg->max_inline_data > 448 ||
         cfg->max_qp_rd_atom > 255) {
         return "max-sge <= 31, max-inline-data <= 448, max-qp-rd-atom <= 255";
@@ -130,6 +135,16 @@ void vrnic_core_reset(VrnicCore *core)
     vrnic_obj_reset(core);
     vrnic_loop_reset(core);
     vrnic_fault_reset(core);
+    /* Nothing a previous driver left in device memory survives a reset. */
+    if (core->devmem) {
+        memset(core->devmem, 0, core->cfg.dm_size);
+    }
+}
+
+void vrnic_core_set_devmem(VrnicCore *core, uint8_t *ram)
+{
+    core->devmem = ram;
+    memset(core->devmem, 0, core->cfg.dm_size);
 }
 
 /*

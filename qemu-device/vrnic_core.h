@@ -67,6 +67,7 @@ typedef struct VrnicConfig {
     uint32_t max_srq_wr;
     uint32_t max_inline_data;
     uint32_t max_qp_rd_atom;
+    uint32_t dm_size;       /* bytes of device memory (BAR5), 0 = none */
 } VrnicConfig;
 
 #define VRNIC_MAX_COMP_VECTORS  64
@@ -78,6 +79,9 @@ typedef struct VrnicConfig {
 #define VRNIC_ETH_MIN_FRAME     14
 /* Object numbers travel in 16-bit doorbell fields (qpn up to max_qp + 1). */
 #define VRNIC_MAX_OBJECTS       65534
+/* Device memory (BAR5): a 32-bit BAR, so keep it well inside 4 GiB. */
+#define VRNIC_DM_MIN_SIZE       4096
+#define VRNIC_DM_MAX_SIZE       (64u << 20)
 /* Work queue and CQ indices are free-running u16 with the phase in bit
  * log_depth, so a ring has at most 2^15 entries. */
 #define VRNIC_MAX_QUEUE_DEPTH   32768
@@ -138,6 +142,9 @@ typedef struct VrnicObjects {
     uint32_t next_pd, next_mr, next_cq, next_qp, next_srq;
     uint32_t qps_pending;   /* QPs with pending set */
     uint32_t cqs_notify;    /* CQs with notify set */
+    /* Multicast groups (vrnic_mcast.c); n_mcast slots are in use. */
+    VrnicMcastGrp mcast[VRNIC_MCAST_MAX_GRP];
+    uint32_t n_mcast;
 } VrnicObjects;
 
 typedef struct VrnicCore {
@@ -168,6 +175,7 @@ typedef struct VrnicCore {
     VrnicGid gids[VRNIC_MAX_GID_TBL_LEN];
 
     VrnicObjects obj;
+    uint8_t *devmem;        /* cfg.dm_size bytes of BAR5, owned by the glue */
 
     struct VrnicLoop *loop; /* loopback wire (vrnic_rx.c) */
     VrnicFaultCfg fault_cfg;
@@ -185,6 +193,11 @@ const char *vrnic_core_check_config(const VrnicConfig *cfg);
 void vrnic_core_init(VrnicCore *core, const VrnicConfig *cfg,
                      const VrnicCoreOps *ops, void *opaque);
 void vrnic_core_reset(VrnicCore *core);
+/*
+ * Device memory: the cfg.dm_size bytes behind BAR5, which the guest CPU
+ * reaches directly; call once after init when cfg.dm_size is not 0.
+ */
+void vrnic_core_set_devmem(VrnicCore *core, uint8_t *ram);
 /* Free what vrnic_core_init allocated; call after the final reset. */
 void vrnic_core_uninit(VrnicCore *core);
 

@@ -146,6 +146,19 @@ VrnicMrCheck vrnic_mr_check(VrnicCore *core, uint32_t key, uint32_t pdn,
 bool vrnic_mr_rw(VrnicCore *core, const VrnicMr *mr, uint64_t addr,
                  void *buf, uint64_t len, bool write);
 
+/* vrnic_mw.c: memory windows. */
+uint8_t vrnic_mw_alloc(VrnicCore *core, const struct vrnic_aq_alloc_mw *c,
+                       uint64_t *result);
+uint8_t vrnic_mw_dealloc(VrnicCore *core, const struct vrnic_aq_destroy *c);
+bool vrnic_mw_bind(VrnicCore *core, uint32_t qpn, const VrnicQp *qp,
+                   const struct vrnic_bind_mw_wqe *w, const char **why);
+bool vrnic_mw_invalidate(VrnicCore *core, uint32_t qpn, uint32_t pdn,
+                         uint32_t key, bool remote);
+void vrnic_mw_qp_gone(VrnicCore *core, uint32_t qpn);
+VrnicMrCheck vrnic_rkey_check(VrnicCore *core, uint32_t rkey, uint32_t qpn,
+                              uint32_t pdn, uint32_t access, uint64_t addr,
+                              uint64_t len, VrnicMr **out);
+
 /* vrnic_cq.c: EQs and CQs. */
 uint8_t vrnic_eq_create(VrnicCore *core, const struct vrnic_aq_create_eq *c,
                         uint64_t *result);
@@ -187,6 +200,22 @@ void vrnic_qp_fatal(VrnicCore *core, uint32_t qpn, const char *why);
 /* Queue answer helper shared by the query commands. */
 uint8_t vrnic_answer(VrnicCore *core, uint64_t addr, uint32_t resp_len,
                      const void *resp, uint32_t len);
+
+/* vrnic_mcast.c: multicast groups (uapi "Multicast groups"). */
+void vrnic_mcast_reset(VrnicCore *core);
+uint8_t vrnic_mcast_attach(VrnicCore *core, const struct vrnic_aq_mcast *c);
+uint8_t vrnic_mcast_detach(VrnicCore *core, const struct vrnic_aq_mcast *c);
+/* DESTROY_QP succeeded: qpn leaves every group it was attached to. */
+void vrnic_mcast_qp_destroyed(VrnicCore *core, uint32_t qpn);
+/* ff00::/8, or ::ffff:a.b.c.d in 224.0.0.0/4. */
+bool vrnic_gid_is_mcast(const uint8_t gid[16]);
+/*
+ * The QPs attached to group gid, copied to qpns (VRNIC_MCAST_MAX_QP_ATTACH
+ * entries; may be NULL to only count them): a snapshot, so delivering to
+ * one member cannot change the list being walked. 0: no such group.
+ */
+uint32_t vrnic_mcast_members(const VrnicCore *core, const uint8_t gid[16],
+                             uint32_t *qpns);
 
 /* vrnic_tx.c, vrnic_rx.c: the RoCEv2 transport (see vrnic_xport.h). */
 struct VrnicXport *vrnic_xport_new(VrnicCore *core);

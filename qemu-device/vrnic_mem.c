@@ -159,6 +159,17 @@ bool vrnic_mem_rw(VrnicCore *core, const VrnicMem *m, uint64_t addr,
         return write ? vrnic_dma_write(core, addr, buf, len) :
                        vrnic_dma_read(core, addr, buf, len);
     }
+    if (m->devmem) {
+        /* Bounded at registration: the MR lies inside the device memory. */
+        uint8_t *dm = core->devmem + m->devmem_offset + (addr - m->iova);
+
+        if (write) {
+            memcpy(dm, buf, len);
+        } else {
+            memcpy(buf, dm, len);
+        }
+        return true;
+    }
     psz = 1ull << m->page_shift;
     off = addr - (m->iova & ~(psz - 1));
     while (len) {

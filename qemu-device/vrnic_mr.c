@@ -12,6 +12,11 @@
  * whole DMA space (mem.iova 0, mem.length ~0, no pages) and grants local
  * access only: REMOTE_* rights are refused at registration.
  *
+ * A device-memory MR (VRNIC_MR_FLAG_DEVICE_MEM, ibv_reg_dm_mr) is a window
+ * on BAR5's RAM: no pages, no tables, just an offset that keeps the whole
+ * MR inside the device memory. It cannot be re-registered onto other
+ * memory.
+ *
  * Access check (vrnic_mr_check), in this order: key (index in range, MR
  * live, key byte current), PD (the MR's PD equals the QP's), rights
  * (LOCAL_READ is implied; every other right asked for must be granted),
@@ -99,6 +104,44 @@ static uint8_t vrnic_mr_check_access(uint32_t access, bool dma)
     return VRNIC_AQ_STS_OK;
 }
 
+/*
+ * mem of a device-memory MR: offset pages[0], [offset, offset + length)
+ * inside the device memory, no page tables. Length 0 is valid (verbs
+ * allow an empty MR): it passes only zero-length accesses.
+ */
+static uint8_t vrnic_mr_parse_devmem(VrnicCore *core,
+                                     const struct vrnic_mem_desc *d,
+                                     VrnicMem *m)
+{
+    uint64_t length = le64_to_cpu(d->length);
+    uint64_t offset = le64_to_cpu(d->pages[0]);
+
+    if (!core->devmem) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "no device memory", 0);
+    }
+    if (le32_to_cpu(d->flags) || le32_to_cpu(d->npages) ||
+        !vrnic_all_zero(&d->pages[1],
+                        sizeof(d->pages) - sizeof(d->pages[0]))) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "device memory desc", 0);
+    }
+    if (length > core->cfg.dm_size ||
+        offset > core->cfg.dm_size - length) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "device memory range",
+                            offset);
+    }
+    if (le64_to_cpu(d->iova) + length < le64_to_cpu(d->iova)) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "iova wraps",
+                            le64_to_cpu(d->iova));
+    }
+    *m = (VrnicMem) {
+        .iova = le64_to_cpu(d->iova),
+        .length = length,
+        .devmem = true,
+        .devmem_offset = offset,
+    };
+    return VRNIC_AQ_STS_OK;
+}
+
 /* mem of a DMA MR: exactly iova 0, length ~0, no pages. */
 static uint8_t vrnic_mr_parse_dma(const struct vrnic_mem_desc *d, VrnicMem *m)
 {
@@ -119,6 +162,7 @@ uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     uint32_t access = le32_to_cpu(c->access);
     uint32_t flags = le32_to_cpu(c->flags);
     bool dma = flags & VRNIC_MR_FLAG_DMA;
+    bool devmem = flags & VRNIC_MR_FLAG_DEVICE_MEM;
     VrnicPd *pd = vrnic_pd_get(core, pdn);
     VrnicMem mem;
     uint32_t index;
@@ -129,7 +173,8 @@ uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
         c->handle) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
     }
-    if (flags & ~VRNIC_MR_FLAG_DMA) {
+    if ((flags & ~(VRNIC_MR_FLAG_DMA | VRNIC_MR_FLAG_DEVICE_MEM)) ||
+        (dma && devmem)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "flags", flags);
     }
     if (!pd) {
@@ -139,8 +184,13 @@ uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     if (sts) {
         return sts;
     }
-    sts = dma ? vrnic_mr_parse_dma(&c->mem, &mem) :
-                vrnic_mem_parse(core, &c->mem, &mem);
+    if (dma) {
+        sts = vrnic_mr_parse_dma(&c->mem, &mem);
+    } else if (devmem) {
+        sts = vrnic_mr_parse_devmem(core, &c->mem, &mem);
+    } else {
+        sts = vrnic_mem_parse(core, &c->mem, &mem);
+    }
     if (sts) {
         return sts;
     }
@@ -177,8 +227,8 @@ VrnicMr *vrnic_mr_lookup(VrnicCore *core, uint32_t key)
         return NULL;
     }
     mr = &core->obj.mrs[index];
-    if (!mr->live || mr->key_byte != (key & VRNIC_KEY_BYTE_MASK)) {
-        return NULL;
+    if (!mr->live || mr->mw || mr->key_byte != (key & VRNIC_KEY_BYTE_MASK)) {
+        return NULL;    /* windows are R_Keys only: vrnic_rkey_check() */
     }
     return mr;
 }
@@ -204,6 +254,10 @@ uint8_t vrnic_mr_rereg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     if (!mr) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "key", key);
     }
+    if (mr->mw_refs) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_STATE, "windows bound",
+                            mr->mw_refs);
+    }
     /* Validate everything first: a refused REREG changes nothing. */
     pdn = flags & VRNIC_MR_REREG_PD ? le32_to_cpu(c->pdn) : mr->pdn;
     pd = vrnic_pd_get(core, pdn);
@@ -218,8 +272,9 @@ uint8_t vrnic_mr_rereg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     }
     mem = mr->mem;
     if (flags & VRNIC_MR_REREG_TRANS) {
-        if (mr->mem.dma) {
-            return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "rereg DMA MR mem", 0);
+        if (mr->mem.dma || mr->mem.devmem) {
+            return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD,
+                                "rereg DMA or device memory MR mem", 0);
         }
         sts = vrnic_mem_parse(core, &c->mem, &mem);
         if (sts) {
@@ -247,6 +302,10 @@ uint8_t vrnic_mr_dereg(VrnicCore *core, const struct vrnic_aq_destroy *c)
     }
     if (!mr) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "key", key);
+    }
+    if (mr->mw_refs) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_STATE, "windows bound",
+                            mr->mw_refs);
     }
     core->obj.pds[mr->pdn].refs--;
     memset(mr, 0, sizeof(*mr));

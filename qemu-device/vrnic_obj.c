@@ -46,6 +46,7 @@ void vrnic_obj_reset(VrnicCore *core)
     o->n_pds = o->n_mrs = o->n_cqs = o->n_qps = o->n_srqs = o->n_eqs = 0;
     o->next_pd = o->next_mr = o->next_cq = o->next_qp = o->next_srq = 0;
     o->qps_pending = o->cqs_notify = 0;
+    vrnic_mcast_reset(core);
 }
 
 void vrnic_obj_uninit(VrnicCore *core)

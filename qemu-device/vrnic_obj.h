@@ -30,6 +30,8 @@ typedef struct VrnicMem {
     uint32_t levels;
     uint32_t npages;
     bool dma;
+    bool devmem;            /* device memory at devmem_offset, not guest */
+    uint64_t devmem_offset;
     uint64_t pages[VRNIC_MEM_INLINE_PAGES];
 } VrnicMem;
 
@@ -39,6 +41,11 @@ typedef struct VrnicPd {
     uint32_t refs;      /* MRs, QPs and SRQs using it */
 } VrnicPd;
 
+/*
+ * An MR, or a memory window (mw): both live in the one key table. A bound
+ * window's mem holds only its range (iova, length): accesses translate
+ * through the parent MR at the same addresses.
+ */
 typedef struct VrnicMr {
     bool live;
     uint8_t key_byte;   /* bits 7:0 of the only key that currently works */
@@ -46,6 +53,12 @@ typedef struct VrnicMr {
     uint32_t access;    /* VRNIC_ACCESS_*; LOCAL_READ is implicit */
     uint32_t flags;     /* VRNIC_MR_FLAG_* */
     VrnicMem mem;
+    uint32_t mw_refs;   /* MR: windows bound to it */
+    bool mw;            /* a memory window (vrnic_mw.c), not an MR */
+    uint8_t mw_type;    /* VRNIC_MW_TYPE_* */
+    bool bound;         /* window: bound to MR index parent */
+    uint32_t parent;
+    uint32_t bound_qpn; /* type 2 window: the QP that bound it */
 } VrnicMr;
 
 /* Completion event queue: kernel memory, contiguous, eqn = vector - 1. */
@@ -124,5 +137,15 @@ typedef struct VrnicQp {
     struct vrnic_qp_attr attr;  /* as last applied, little-endian */
     struct VrnicXport *x;       /* transport state (vrnic_xport.h) */
 } VrnicQp;
+
+/*
+ * A multicast group (vrnic_mcast.c): a multicast GID and the UD QPs attached
+ * to it, in attach order. The slot is free while nqps is 0.
+ */
+typedef struct VrnicMcastGrp {
+    uint8_t gid[16];
+    uint32_t nqps;
+    uint32_t qpns[VRNIC_MCAST_MAX_QP_ATTACH];
+} VrnicMcastGrp;
 
 #endif

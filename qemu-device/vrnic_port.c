@@ -7,7 +7,7 @@
 #include "qemu/osdep.h"
 #include "vrnic_core_int.h"
 
-#define VRNIC_FW_VERSION    0x0000000100020000ull   /* 1.2.0: interface 1.2 */
+#define VRNIC_FW_VERSION    0x0000000100030000ull   /* 1.3.0: interface 1.3 */
 #define VRNIC_PORT_NUM      1
 
 /* Write a query answer of exactly resp_len bytes to the guest's buffer. */
@@ -62,7 +62,9 @@ uint8_t vrnic_port_query_device(VrnicCore *core, const struct vrnic_aq_query *c)
         .max_srq_wr = cpu_to_le32(cfg->max_srq_wr),
         .max_inline_data = cpu_to_le32(cfg->max_inline_data),
         .num_comp_vectors = cpu_to_le32(cfg->num_comp_vectors),
-        .device_caps = cpu_to_le32(VRNIC_DEVICE_CAP_ATOMIC_HCA),
+        .device_caps = cpu_to_le32(VRNIC_DEVICE_CAP_ATOMIC_HCA |
+                                   (cfg->dm_size ? VRNIC_DEVICE_CAP_DEVICE_MEM :
+                                                   0)),
     };
 
     if (le32_to_cpu(c->index) != 0) {

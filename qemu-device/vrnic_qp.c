@@ -220,6 +220,10 @@ uint8_t vrnic_cqe_opcode(uint8_t wqe_opcode)
         return VRNIC_CQE_OP_COMP_SWAP;
     case VRNIC_WQE_OP_ATOMIC_FETCH_ADD:
         return VRNIC_CQE_OP_FETCH_ADD;
+    case VRNIC_WQE_OP_BIND_MW:
+        return VRNIC_CQE_OP_BIND_MW;
+    case VRNIC_WQE_OP_LOCAL_INV:
+        return VRNIC_CQE_OP_LOCAL_INV;
     default:
         /* SEND, SEND_IMM, SEND_INV; garbage flushes as SEND too. */
         return VRNIC_CQE_OP_SEND;
@@ -755,6 +759,7 @@ uint8_t vrnic_qp_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c)
     if (qp->srqn) {
         o->srqs[qp->srqn].refs--;
     }
+    vrnic_mw_qp_gone(core, qpn);
     vrnic_xport_free(qp);
     memset(qp, 0, sizeof(*qp));
     o->n_qps--;

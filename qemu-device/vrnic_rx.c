@@ -4,9 +4,12 @@
  * transport are in vrnic_xport.h.
  *
  * Routing (vrnic_rx_route, from the Ethernet receive path after the MAC
- * filter): an IPv4/IPv6 UDP frame to port 4791 whose destination IP is
- * one of the port's GIDs (::ffff:a.b.c.d for IPv4) belongs to the RDMA
- * engine; everything else stays on the Ethernet RX ring. The codec then
+ * filter, which passes every multicast MAC): an IPv4/IPv6 UDP frame to
+ * port 4791 whose destination IP is one of the port's GIDs (::ffff:a.b.c.d
+ * for IPv4), or a multicast group with QPs attached (vrnic_mcast.c),
+ * belongs to the RDMA engine; everything else stays on the Ethernet RX
+ * ring. A packet with DestQP VRNIC_MCAST_QPN goes to every QP attached to
+ * its destination group, each checked as below like a DestQP. The codec then
  * parses it (lengths, checksums, opcode, ICRC); a frame it refuses is
  * dropped and counted (RX_ICRC_ERR, RX_MALFORMED port counters) and traced -
  * a bad wire packet is never a guest error.
@@ -14,7 +17,8 @@
  * Loopback: a frame the transport addresses to one of the device's own
  * GIDs is not sent on the wire but queued (VRNIC_LOOP_SLOTS frames) and
  * received from the queue bottom half, so a QP can talk to a QP on the same
- * device without re-entering the core. A full queue holds the sender back
+ * device without re-entering the core. A multicast send with members on
+ * this device is queued there too (besides going on the wire). A full queue holds the sender back
  * (nothing is dropped).
  *
  * Checks on every packet, in order (failures drop + count + trace): QP
@@ -35,21 +39,23 @@
  *    CQE: RECV, byte_len, imm_data (IMM flag), SOLICITED when the last
  *    packet had SE; UD adds src_qp, GRH flag,
  *    network_hdr_type, and puts the 40-byte GRH area first (byte_len
- *    includes it). SEND with Invalidate: the device has nothing an R_Key
- *    could invalidate (no memory windows, no fast-registration MRs), so
- *    its LAST/ONLY packet is NAK INVALID_REQUEST and the receive WQE
- *    completes with REM_INV_REQ_ERR.
+ *    includes it). SEND with Invalidate: at its LAST/ONLY packet the IETH
+ *    R_Key must name a bound type 2 memory window of the QP's PD, bound
+ *    through this QP (vrnic_mw.c); it is unbound and the CQE carries the
+ *    INV flag and the key. Anything else (an MR, a type 1 window) is NAK
+ *    INVALID_REQUEST and the receive WQE completes with REM_INV_REQ_ERR.
  *  - WRITE: RETH checked at FIRST/ONLY against the QP's REMOTE_WRITE right
- *    and with vrnic_mr_check (REMOTE_WRITE, whole length) - skipped for a
- *    zero-length WRITE (C9-88); a failure is NAK REMOTE_ACCESS (UC: the
+ *    and with vrnic_rkey_check (an MR or a bound window; REMOTE_WRITE,
+ *    whole length) - skipped for a zero-length WRITE (C9-88); a failure
+ *    is NAK REMOTE_ACCESS (UC: the
  *    message is dropped). WRITE_IMM consumes a receive WQE at its last
  *    packet and completes RECV_RDMA_WITH_IMM with byte_len = the length.
- *  - READ: QP REMOTE_READ right + vrnic_mr_check (REMOTE_READ), skipped for
+ *  - READ: QP REMOTE_READ right + vrnic_rkey_check (REMOTE_READ), skipped for
  *    length 0; at most max_dest_rd_atomic (0 counts as 1) READ/atomics
  *    queued, more is NAK INVALID_REQUEST. The response stream (FIRST/
  *    MIDDLE/LAST or ONLY; AETH on all but MIDDLE) leaves from the queue.
  *  - Atomics: 8-byte aligned address (else NAK INVALID_REQUEST), QP
- *    REMOTE_ATOMIC right + vrnic_mr_check (REMOTE_ATOMIC, 8 bytes);
+ *    REMOTE_ATOMIC right + vrnic_rkey_check (REMOTE_ATOMIC, 8 bytes);
  *    executed at once (see vrnic_xport.h on atomicity), ATOMIC ACK with the
  *    original value.
  *  - Payload sizes: FIRST/MIDDLE carry exactly one path MTU, LAST/ONLY at
@@ -155,8 +161,10 @@ bool vrnic_rx_route(VrnicCore *core, const uint8_t *frame, size_t len)
         return false;
     }
     udp = (const void *)(frame + ip_off + hlen);
+    /* A multicast group is ours while a QP is attached to it. */
     if (vrnic_be16(udp->dport) != VRNIC_ROCE_UDP_DPORT ||
-        !vrnic_rx_is_our_gid(core, gid)) {
+        !(vrnic_rx_is_our_gid(core, gid) ||
+          vrnic_mcast_members(core, gid, NULL))) {
         return false;
     }
     vrnic_fault_frame(core, VRNIC_FAULT_DIR_RX, frame, len);
@@ -336,9 +344,9 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
                            last ? VRNIC_OP(RC, READ_RESP_LAST) :
                                   VRNIC_OP(RC, READ_RESP_MIDDLE);
             h.bth.psn = vrnic_psn_add(e->psn, idx);
-            if (plen && vrnic_mr_check(core, e->rkey, qp->pdn,
-                                       VRNIC_ACCESS_REMOTE_READ, e->va + e->off,
-                                       plen, &mr)) {
+            if (plen && vrnic_rkey_check(core, e->rkey, qpn, qp->pdn,
+                                         VRNIC_ACCESS_REMOTE_READ,
+                                         e->va + e->off, plen, &mr)) {
                 /* Deregistered under the stream: access error. */
                 h.bth.opcode = VRNIC_OP(RC, ACK);
                 h.aeth.syndrome =
@@ -561,7 +569,8 @@ static void vrnic_rx_ud(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 }
 
 /* The RETH/AtomicETH target: QP right, then the MR. Zero length passes. */
-static bool vrnic_rx_rkey_ok(VrnicCore *core, VrnicQp *qp, uint32_t right,
+static bool vrnic_rx_rkey_ok(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                             uint32_t right,
                              uint32_t rkey, uint64_t va, uint64_t len)
 {
     if (!len) {
@@ -571,8 +580,8 @@ static bool vrnic_rx_rkey_ok(VrnicCore *core, VrnicQp *qp, uint32_t right,
         trace_vrnic_rx_drop(0, 0, "QP lacks the remote right");
         return false;
     }
-    return vrnic_mr_check(core, rkey, qp->pdn, right, va, len, NULL) ==
-           VRNIC_MR_OK;
+    return vrnic_rkey_check(core, rkey, qpn, qp->pdn, right, va, len,
+                            NULL) == VRNIC_MR_OK;
 }
 
 /* RC/UC PSN check; true when the packet is the expected one. */
@@ -660,7 +669,7 @@ static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
              * bounded; without a free slot the duplicate is dropped and
              * the requester asks again.
              */
-            bool ok = vrnic_rx_rkey_ok(core, qp, VRNIC_ACCESS_REMOTE_READ,
+            bool ok = vrnic_rx_rkey_ok(core, qpn, qp, VRNIC_ACCESS_REMOTE_READ,
                                        pkt->hdr.reth.rkey, pkt->hdr.reth.va,
                                        pkt->hdr.reth.len);
             VrnicResp *e = NULL;
@@ -805,12 +814,17 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                 e.flags |= VRNIC_CQE_FLAG_SOLICITED;
             }
             if (oi->hdrs & VRNIC_HDR_IETH) {
-                /* The interface has no memory windows and no MRs that
-                 * can be invalidated: no R_Key can name one (IBTA: an
-                 * invalid request, as rdma_rxe treats a user MR). */
-                vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ,
-                              VRNIC_WC_REM_INV_REQ_ERR, "SEND_INV R_Key");
-                return;
+                /* Only a type 2 window bound through this QP can be
+                 * invalidated (MRs cannot): anything else is an invalid
+                 * request, as rdma_rxe treats a user MR. */
+                if (!vrnic_mw_invalidate(core, qpn, qp->pdn,
+                                         pkt->hdr.ieth_rkey, true)) {
+                    vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ,
+                                  VRNIC_WC_REM_INV_REQ_ERR, "SEND_INV R_Key");
+                    return;
+                }
+                e.imm_data = cpu_to_le32(pkt->hdr.ieth_rkey);
+                e.flags |= VRNIC_CQE_FLAG_INV;
             }
             vrnic_rx_complete(core, qpn, qp, &e);
             x->in_msg = VRNIC_MSG_NONE;
@@ -820,7 +834,7 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         VrnicMr *mr;
 
         if (first) {
-            if (!vrnic_rx_rkey_ok(core, qp, VRNIC_ACCESS_REMOTE_WRITE,
+            if (!vrnic_rx_rkey_ok(core, qpn, qp, VRNIC_ACCESS_REMOTE_WRITE,
                                   pkt->hdr.reth.rkey, pkt->hdr.reth.va,
                                   pkt->hdr.reth.len)) {
                 vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
@@ -850,9 +864,9 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
             return;
         }
         if (plen) {
-            if (vrnic_mr_check(core, x->wr_rkey, qp->pdn,
-                               VRNIC_ACCESS_REMOTE_WRITE,
-                               x->wr_va + x->rcv_off, plen, &mr) ||
+            if (vrnic_rkey_check(core, x->wr_rkey, qpn, qp->pdn,
+                                 VRNIC_ACCESS_REMOTE_WRITE,
+                                 x->wr_va + x->rcv_off, plen, &mr) ||
                 !vrnic_mr_rw(core, mr, x->wr_va + x->rcv_off, (void *)payload,
                              plen, true)) {
                 vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
@@ -890,7 +904,7 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
             return;
         }
         if (read) {
-            if (!vrnic_rx_rkey_ok(core, qp, VRNIC_ACCESS_REMOTE_READ,
+            if (!vrnic_rx_rkey_ok(core, qpn, qp, VRNIC_ACCESS_REMOTE_READ,
                                   pkt->hdr.reth.rkey, pkt->hdr.reth.va,
                                   pkt->hdr.reth.len)) {
                 vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
@@ -917,10 +931,10 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                               VRNIC_WC_SUCCESS, "atomic not 8-byte aligned");
                 return;
             }
-            if (!vrnic_rx_rkey_ok(core, qp, VRNIC_ACCESS_REMOTE_ATOMIC,
+            if (!vrnic_rx_rkey_ok(core, qpn, qp, VRNIC_ACCESS_REMOTE_ATOMIC,
                                   pkt->hdr.atomic.rkey, va, 8) ||
-                vrnic_mr_check(core, pkt->hdr.atomic.rkey, qp->pdn,
-                               VRNIC_ACCESS_REMOTE_ATOMIC, va, 8, &mr) ||
+                vrnic_rkey_check(core, pkt->hdr.atomic.rkey, qpn, qp->pdn,
+                                 VRNIC_ACCESS_REMOTE_ATOMIC, va, 8, &mr) ||
                 !vrnic_mr_rw(core, mr, va, &val, 8, false)) {
                 vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
                               VRNIC_WC_SUCCESS, "atomic R_Key/access/bounds");
@@ -981,14 +995,52 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     }
 }
 
+/* Deliver a parsed packet to QP qpn (its DestQP, or a multicast member). */
+static void vrnic_rx_qp(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
+                        const VrnicPkt *pkt)
+{
+    uint8_t tr = pkt->hdr.bth.opcode & VRNIC_IB_TRANSPORT_MASK;
+    uint8_t type;
+    VrnicQp *qp;
+    bool resp;
+
+    qp = qpn ? vrnic_qp_get(core, qpn) : NULL;
+    type = qp ? qp->type : 0;
+    if (!qp ||
+        (tr == VRNIC_IB_RC && type != VRNIC_QP_TYPE_RC) ||
+        (tr == VRNIC_IB_UC && type != VRNIC_QP_TYPE_UC) ||
+        (tr == VRNIC_IB_UD && type != VRNIC_QP_TYPE_UD &&
+         type != VRNIC_QP_TYPE_GSI) || tr == VRNIC_IB_RD) {
+        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_NO_QP], qpn,
+                      pkt->hdr.bth.psn, "no QP of that type");
+        return;
+    }
+    if ((pkt->hdr.bth.pkey & 0x7fff) != 0x7fff) {
+        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_BAD_PKEY], qpn,
+                      pkt->hdr.bth.psn, "P_Key");
+        return;
+    }
+    resp = !(pkt->op->flags & VRNIC_OPF_REQ);    /* ACK, READ/atomic resp */
+    if (resp ? (qp->state != VRNIC_QPS_RTS && qp->state != VRNIC_QPS_SQD &&
+                qp->state != VRNIC_QPS_SQE) :
+               (qp->state < VRNIC_QPS_RTR || qp->state > VRNIC_QPS_SQE)) {
+        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_BAD_STATE], qpn,
+                      pkt->hdr.bth.psn, "QP state");
+        return;
+    }
+    if (resp) {
+        vrnic_tx_response(core, qpn, qp, frame, pkt);
+    } else if (tr == VRNIC_IB_UD) {
+        vrnic_rx_ud(core, qpn, qp, frame, pkt);
+    } else {
+        vrnic_rx_rc(core, qpn, qp, frame, pkt);
+    }
+}
+
 void vrnic_rx_frame(VrnicCore *core, const uint8_t *frame, size_t len)
 {
     VrnicPkt pkt;
     VrnicPktErr err = vrnic_pkt_parse(frame, len, &pkt);
-    uint8_t tr, type;
-    uint32_t qpn;
-    VrnicQp *qp;
-    bool resp;
 
     if (err != VRNIC_PKT_OK) {
         if (err == VRNIC_PKT_ERR_ICRC) {
@@ -1001,39 +1053,33 @@ void vrnic_rx_frame(VrnicCore *core, const uint8_t *frame, size_t len)
     }
     core->stats.port[VRNIC_PORT_STAT_RX_PKTS]++;
     core->stats.port[VRNIC_PORT_STAT_RX_BYTES] += len;
-    qpn = pkt.hdr.bth.dqpn;
-    tr = pkt.hdr.bth.opcode & VRNIC_IB_TRANSPORT_MASK;
-    trace_vrnic_rx_pkt(qpn, pkt.hdr.bth.opcode, pkt.hdr.bth.psn,
+    trace_vrnic_rx_pkt(pkt.hdr.bth.dqpn, pkt.hdr.bth.opcode, pkt.hdr.bth.psn,
                        pkt.payload_len);
-    qp = qpn ? vrnic_qp_get(core, qpn) : NULL;
-    type = qp ? qp->type : 0;
-    if (!qp ||
-        (tr == VRNIC_IB_RC && type != VRNIC_QP_TYPE_RC) ||
-        (tr == VRNIC_IB_UC && type != VRNIC_QP_TYPE_UC) ||
-        (tr == VRNIC_IB_UD && type != VRNIC_QP_TYPE_UD &&
-         type != VRNIC_QP_TYPE_GSI) || tr == VRNIC_IB_RD) {
-        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_NO_QP], qpn, pkt.hdr.bth.psn,
-                      "no QP of that type");
+    if (pkt.hdr.bth.dqpn == VRNIC_MCAST_QPN) {
+        /* Multicast: every QP attached to the destination group, each
+         * checked as if it were the DestQP (so only UD QPs take it). */
+        uint32_t qpns[VRNIC_MCAST_MAX_QP_ATTACH];
+        uint32_t n = vrnic_mcast_members(core, pkt.addr.dgid, qpns);
+
+        if (!n) {
+            vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_NO_QP],
+                          VRNIC_MCAST_QPN, pkt.hdr.bth.psn,
+                          "multicast: no QP attached to the group");
+            return;
+        }
+        trace_vrnic_mcast_rx(ldq_be_p(pkt.addr.dgid),
+                             ldq_be_p(pkt.addr.dgid + 8), n);
+        for (uint32_t i = 0; i < n; i++) {
+            vrnic_rx_qp(core, qpns[i], frame, &pkt);
+        }
         return;
     }
-    if ((pkt.hdr.bth.pkey & 0x7fff) != 0x7fff) {
-        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_BAD_PKEY], qpn,
-                      pkt.hdr.bth.psn, "P_Key");
+    if (vrnic_gid_is_mcast(pkt.addr.dgid)) {
+        /* IBTA: a packet to a multicast address carries DestQP 0xFFFFFF. */
+        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_NO_QP],
+                      pkt.hdr.bth.dqpn, pkt.hdr.bth.psn,
+                      "multicast destination with a unicast DestQP");
         return;
     }
-    resp = !(pkt.op->flags & VRNIC_OPF_REQ);    /* ACK, READ/atomic resp */
-    if (resp ? (qp->state != VRNIC_QPS_RTS && qp->state != VRNIC_QPS_SQD &&
-                qp->state != VRNIC_QPS_SQE) :
-               (qp->state < VRNIC_QPS_RTR || qp->state > VRNIC_QPS_SQE)) {
-        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_BAD_STATE], qpn,
-                      pkt.hdr.bth.psn, "QP state");
-        return;
-    }
-    if (resp) {
-        vrnic_tx_response(core, qpn, qp, frame, &pkt);
-    } else if (tr == VRNIC_IB_UD) {
-        vrnic_rx_ud(core, qpn, qp, frame, &pkt);
-    } else {
-        vrnic_rx_rc(core, qpn, qp, frame, &pkt);
-    }
+    vrnic_rx_qp(core, pkt.hdr.bth.dqpn, frame, &pkt);
 }

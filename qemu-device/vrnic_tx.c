@@ -25,7 +25,10 @@
  *     the WQE's (UD); UDP source port rdma_get_udp_sport(flow label, qpn,
  *     dest qpn). UD/GSI: DETH with the WQE's Q_Key (MSB set: the QP's) and
  *     source QP (1 for GSI). A frame to the device's own GID goes to the
- *     loopback queue (vrnic_rx.c) instead of the wire.
+ *     loopback queue (vrnic_rx.c) instead of the wire. A UD frame to a
+ *     multicast GID has DestQP 0xFFFFFF and goes on the wire, and also to
+ *     the loopback queue when QPs of this device are attached to the group
+ *     (vrnic_mcast.c).
  * At most VRNIC_TX_BUDGET packets per QP per run; more work re-kicks.
  *
  * Completion (in SQ order, CQE when signaled or on error): UD/UC when the
@@ -578,11 +581,12 @@ static bool vrnic_tx_op_ok(uint8_t type, uint8_t op)
 {
     switch (type) {
     case VRNIC_QP_TYPE_RC:
-        return op <= VRNIC_WQE_OP_ATOMIC_FETCH_ADD;
+        return op <= VRNIC_WQE_OP_LOCAL_INV;
     case VRNIC_QP_TYPE_UC:
         return op == VRNIC_WQE_OP_SEND || op == VRNIC_WQE_OP_SEND_IMM ||
                op == VRNIC_WQE_OP_RDMA_WRITE ||
-               op == VRNIC_WQE_OP_RDMA_WRITE_IMM;
+               op == VRNIC_WQE_OP_RDMA_WRITE_IMM ||
+               op == VRNIC_WQE_OP_BIND_MW || op == VRNIC_WQE_OP_LOCAL_INV;
     default:
         return op == VRNIC_WQE_OP_SEND || op == VRNIC_WQE_OP_SEND_IMM;
     }
@@ -603,6 +607,39 @@ static VrnicTxRes vrnic_tx_fail(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     s->status = status;
     s->npkts = s->sent = 0;
     return VRNIC_TX_FAIL;
+}
+
+/*
+ * BIND_MW and LOCAL_INV change the device's key table as the SQ reaches
+ * them and send nothing: done at once (no PSN), they still complete in SQ
+ * order behind the WQEs before them.
+ */
+static VrnicTxRes vrnic_tx_local(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                                 VrnicSwqe *s)
+{
+    const char *why;
+
+    if (s->hdr.opcode == VRNIC_WQE_OP_BIND_MW) {
+        struct vrnic_bind_mw_wqe w;
+
+        memcpy(&w, s->raw, sizeof(w));
+        if (!vrnic_mw_bind(core, qpn, qp, &w, &why)) {
+            return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_MW_BIND_ERR, why);
+        }
+    } else if (!vrnic_mw_invalidate(core, qpn, qp->pdn,
+                                    le32_to_cpu(s->hdr.imm_data), false)) {
+        return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_QP_OP_ERR,
+                             "LOCAL_INV: no bound type 2 window of the PD");
+    }
+    s->len = 0;
+    s->npkts = 0;
+    s->first_psn = qp->x->psn;
+    s->last_psn = vrnic_psn_add(qp->x->psn, VRNIC_IB_PSN_MASK);
+    s->started = true;
+    s->done = true;
+    s->status = VRNIC_WC_SUCCESS;
+    trace_vrnic_tx_wqe(qpn, qp->x->next, s->hdr.opcode, 0, s->first_psn);
+    return VRNIC_TX_DONE;
 }
 
 static VrnicTxRes vrnic_tx_start(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
@@ -637,6 +674,9 @@ static VrnicTxRes vrnic_tx_start(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     }
     if ((s->hdr.flags & VRNIC_WQE_FLAG_FENCE) && x->rd_out) {
         return VRNIC_TX_STOP;
+    }
+    if (op == VRNIC_WQE_OP_BIND_MW || op == VRNIC_WQE_OP_LOCAL_INV) {
+        return vrnic_tx_local(core, qpn, qp, s);
     }
     if (s->hdr.flags & VRNIC_WQE_FLAG_INLINE) {
         len = le32_to_cpu(s->hdr.inline_len);
@@ -748,7 +788,8 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     uint32_t qkey = 0;
     uint8_t frame[VRNIC_XPORT_FRAME];
     VrnicPktAddr a;
-    bool loop;
+    bool loop, mcast = false;
+    uint32_t mc_local;
 
     if (vrnic_qp_is_ud(qp)) {
         struct vrnic_ud_dest d;
@@ -760,6 +801,11 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         qkey = le32_to_cpu(d.qkey);
         if (qkey & 0x80000000u) {
             qkey = le32_to_cpu(qp->attr.qkey);
+        }
+        /* To a multicast group: DestQP 0xFFFFFF, whatever the WQE says. */
+        mcast = vrnic_gid_is_mcast(av->dgid);
+        if (mcast) {
+            dqpn = VRNIC_MCAST_QPN;
         }
     }
     while (s->sent < s->npkts) {
@@ -800,7 +846,17 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
             return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_QP_OP_ERR,
                                  "address vector: bad source GID");
         }
-        if (!vrnic_xport_can_send(core, loop)) {
+        /*
+         * Multicast goes on the wire (a group GID is never one of ours)
+         * and, when QPs here are attached to the group, to them as well
+         * through the loopback queue: both must have room.
+         */
+        mc_local = mcast ? vrnic_mcast_members(core, av->dgid, NULL) : 0;
+        if (mcast) {
+            loop = false;
+        }
+        if (!vrnic_xport_can_send(core, loop) ||
+            (mc_local && !vrnic_xport_can_send(core, true))) {
             core->ip_id--;
             return VRNIC_TX_MORE;
         }
@@ -855,6 +911,11 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         }
         trace_vrnic_tx_pkt(qpn, h.bth.opcode, h.bth.psn, plen, loop);
         vrnic_xport_output(core, qpn, frame, flen, loop);
+        if (mc_local) {
+            trace_vrnic_mcast_loop(qpn, ldq_be_p(av->dgid),
+                                   ldq_be_p(av->dgid + 8), mc_local);
+            vrnic_loop_put(core, frame, flen);
+        }
         s->sent++;
         (*budget)--;
         if (rc) {

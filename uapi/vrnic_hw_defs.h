@@ -48,15 +48,24 @@
 /* PCI class: network controller, Ethernet */
 #define VRNIC_PCI_CLASS		0x0200
 
-/* BARs: 0 = registers, 2 = doorbell pages, 4 = MSI-X table and PBA */
+/*
+ * BARs: 0 = registers, 2 = doorbell pages, 4 = MSI-X table and PBA,
+ * 5 = device memory (interface 1.3, VRNIC_DEVICE_CAP_DEVICE_MEM): on-device
+ * RAM, 32-bit prefetchable, a power of two of at least 4 KiB that the
+ * driver hands out in pages (ibv_alloc_dm). CPU accesses through the BAR
+ * and device accesses through an MR registered with
+ * VRNIC_MR_FLAG_DEVICE_MEM see the same bytes. Absent when the device has
+ * none (dm-size=0).
+ */
 #define VRNIC_BAR_REGS		0
 #define VRNIC_BAR_DB		2
 #define VRNIC_BAR_MSIX		4
+#define VRNIC_BAR_DM		5
 #define VRNIC_REGS_SIZE		0x1000
 
 /* Interface version reported in VRNIC_REG_VERSION */
 #define VRNIC_VERSION_MAJOR	1
-#define VRNIC_VERSION_MINOR	2
+#define VRNIC_VERSION_MINOR	3
 #define VRNIC_ID_MAGIC		0x76726e63	/* ASCII "vrnc" */
 
 /* MSI-X vector assignment (fixed): */
@@ -253,6 +262,12 @@ enum vrnic_aq_opcode {
 	VRNIC_AQ_OP_MODIFY_SRQ = 0x20,
 	VRNIC_AQ_OP_QUERY_SRQ = 0x21,
 	VRNIC_AQ_OP_DESTROY_SRQ = 0x22,
+	/* interface 1.3: UD multicast (see "Multicast groups" below) */
+	VRNIC_AQ_OP_ATTACH_MCAST = 0x23,
+	VRNIC_AQ_OP_DETACH_MCAST = 0x24,
+	/* interface 1.3: memory windows (see "Memory windows" below) */
+	VRNIC_AQ_OP_ALLOC_MW = 0x25,
+	VRNIC_AQ_OP_DEALLOC_MW = 0x26,
 };
 
 enum vrnic_aq_status {
@@ -397,13 +412,16 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 /*
  * device_caps (interface 1.1; the field was reserved and zero before the
  * transport existed, so a driver that sees 0 must assume no capability):
- * 31:1 : reserved
+ * 31:2 : reserved
+ * 1    : device_mem - BAR5 holds device memory and REG_MR accepts
+ *        VRNIC_MR_FLAG_DEVICE_MEM (interface 1.3)
  * 0    : atomic_hca - ATOMIC_CMP_SWP / ATOMIC_FETCH_ADD (8 bytes, 8-byte
  *        aligned) are executed by the responder atomically with respect to
  *        every other atomic on this device (any QP): IB_ATOMIC_HCA. Not
  *        atomic against CPU accesses to the same memory.
  */
 #define VRNIC_DEVICE_CAP_ATOMIC_HCA	VRNIC_BIT(0)
+#define VRNIC_DEVICE_CAP_DEVICE_MEM	VRNIC_BIT(1)
 
 /* Answer to QUERY_PORT (port 1, the only port). */
 struct vrnic_port_attr {
@@ -460,8 +478,7 @@ enum vrnic_port_stat {
 	VRNIC_PORT_STAT_RNR_RETRY_EXC,	/* WQEs failed RNR_RETRY_EXC_ERR */
 	/* responder recovery */
 	VRNIC_PORT_STAT_READ_REPLAYS,	/* duplicate READs served again */
-	VRNIC_PORT_STAT_ATOMIC_REPLAYS,	/* duplicate atomics answered from
-					 * the result cache */
+	VRNIC_PORT_STAT_ATOMIC_REPLAYS,	/* duplicate atomics, from the cache */
 	/* fault injection (wire frames this port sent or received) */
 	VRNIC_PORT_STAT_FAULT_DROPS,
 	VRNIC_PORT_STAT_FAULT_REORDERS,
@@ -621,7 +638,8 @@ static_assert(sizeof(struct vrnic_mem_desc) == 72, "vrnic_mem_desc");
 #define VRNIC_ACCESS_REMOTE_READ	VRNIC_BIT(1)
 #define VRNIC_ACCESS_REMOTE_WRITE	VRNIC_BIT(2)
 #define VRNIC_ACCESS_REMOTE_ATOMIC	VRNIC_BIT(3)
-#define VRNIC_ACCESS_ALL		VRNIC_GENMASK(3, 0)
+#define VRNIC_ACCESS_MW_BIND		VRNIC_BIT(4)	/* MRs: windows may bind */
+#define VRNIC_ACCESS_ALL		VRNIC_GENMASK(4, 0)
 
 /*
  * Keys (lkey = rkey):
@@ -682,7 +700,11 @@ static_assert(sizeof(struct vrnic_aq_alloc_pd) == VRNIC_AQ_CMD_SIZE, "alloc_pd")
 /*
  * REG_MR: result = key. With VRNIC_MR_FLAG_DMA the MR covers the whole DMA
  * address space untranslated (get_dma_mr for kernel consumers: mem.iova = 0,
- * mem.length = ~0, no pages, no remote access).
+ * mem.length = ~0, no pages, no remote access). With
+ * VRNIC_MR_FLAG_DEVICE_MEM the MR is device memory (BAR5), not guest
+ * memory: [mem.iova, mem.iova + mem.length) maps to the bytes starting at
+ * offset mem.pages[0] of the device memory, which must hold them all;
+ * mem.flags and mem.npages are 0.
  * REREG_MR: handle = current key; VRNIC_MR_REREG_* select what changes; the
  * MR keeps its index, its key byte becomes key_byte; result = the new key.
  */
@@ -700,9 +722,42 @@ struct vrnic_aq_reg_mr {
 
 static_assert(sizeof(struct vrnic_aq_reg_mr) == VRNIC_AQ_CMD_SIZE, "reg_mr");
 #define VRNIC_MR_FLAG_DMA		VRNIC_BIT(0)
+#define VRNIC_MR_FLAG_DEVICE_MEM	VRNIC_BIT(1)
 #define VRNIC_MR_REREG_TRANS		VRNIC_BIT(0)	/* new mem */
 #define VRNIC_MR_REREG_PD		VRNIC_BIT(1)	/* new pdn */
 #define VRNIC_MR_REREG_ACCESS		VRNIC_BIT(2)	/* new access */
+
+/*
+ * Memory windows (interface 1.3). A window takes an index from the MR
+ * table (max_mr counts both) and is reachable only as an R_Key, never as
+ * an L_Key. ALLOC_MW creates it unbound in pdn with the given key byte;
+ * result = its key. DEALLOC_MW (vrnic_aq_destroy, handle = the key; the
+ * key byte is ignored: binds change it) unbinds and frees it.
+ *
+ * A BIND_MW send WQE (vrnic_bind_mw_wqe) binds it to [addr, addr + length)
+ * of an MR of the QP's PD that grants VRNIC_ACCESS_MW_BIND (and
+ * LOCAL_WRITE when the window grants REMOTE_WRITE or REMOTE_ATOMIC), with
+ * the window's rights and the key byte of mw_key; the bound window's key
+ * is mw_key. Type 1: any QP of the PD may bind it again (length 0
+ * unbinds). Type 2 (2B): only an unbound window binds, and remote accesses
+ * through it are honoured only on the QP that bound it; LOCAL_INV (send
+ * WQE, imm_data = key) or a SEND with Invalidate arriving on that QP
+ * unbind it. A failed bind completes with MW_BIND_ERR, a failed LOCAL_INV
+ * with LOC_QP_OP_ERR. While windows are bound to an MR, DEREG_MR and
+ * REREG_MR of it fail with BAD_STATE; destroying the QP a type 2 window
+ * was bound through unbinds it.
+ */
+struct vrnic_aq_alloc_mw {
+	struct vrnic_aq_hdr hdr;
+	__le32 pdn;
+	__u8 type;		/* VRNIC_MW_TYPE_* */
+	__u8 key_byte;
+	__u8 rsvd0[114];
+};
+
+static_assert(sizeof(struct vrnic_aq_alloc_mw) == VRNIC_AQ_CMD_SIZE, "alloc_mw");
+#define VRNIC_MW_TYPE_1			1
+#define VRNIC_MW_TYPE_2			2
 
 /*
  * QUERY_MR (vrnic_aq_query: index = key, resp_len = sizeof(vrnic_mr_attr) +
@@ -832,6 +887,7 @@ enum vrnic_cqe_opcode {
 	VRNIC_CQE_OP_FETCH_ADD = 4,
 	VRNIC_CQE_OP_LOCAL_INV = 5,
 	VRNIC_CQE_OP_REG_MR = 6,
+	VRNIC_CQE_OP_BIND_MW = 7,
 	VRNIC_CQE_OP_RECV = 0x80,
 	VRNIC_CQE_OP_RECV_RDMA_WITH_IMM = 0x81,
 };
@@ -843,6 +899,7 @@ enum vrnic_wc_status {
 	VRNIC_WC_LOC_QP_OP_ERR = 2,
 	VRNIC_WC_LOC_PROT_ERR = 4,
 	VRNIC_WC_WR_FLUSH_ERR = 5,
+	VRNIC_WC_MW_BIND_ERR = 6,
 	VRNIC_WC_BAD_RESP_ERR = 7,
 	VRNIC_WC_LOC_ACCESS_ERR = 8,
 	VRNIC_WC_REM_INV_REQ_ERR = 9,
@@ -1036,6 +1093,43 @@ struct vrnic_srq_attr {
 static_assert(sizeof(struct vrnic_srq_attr) == 16, "vrnic_srq_attr");
 
 /*
+ * Multicast groups (interface 1.3). A group is a multicast GID: ff00::/8,
+ * or ::ffff:a.b.c.d with a.b.c.d in 224.0.0.0/4 (RoCEv2 over IPv4). There
+ * are no LIDs on RoCE (ib_attach_mcast's lid is not passed on).
+ * ATTACH_MCAST adds UD QP qpn to the receivers of group gid, DETACH_MCAST
+ * removes it; a group exists while at least one QP is attached. Limits are
+ * fixed: VRNIC_MCAST_MAX_GRP groups, VRNIC_MCAST_MAX_QP_ATTACH QPs in each
+ * (max_mcast_grp, max_mcast_qp_attach; max_total_mcast_qp_attach is their
+ * product). Status: qpn not a live QP: BAD_INDEX; not a UD QP (GSI
+ * included), gid not multicast, non-zero reserved bytes: BAD_FIELD;
+ * ATTACH of a member or DETACH of a non-member: BAD_STATE; a new group
+ * with all groups in use, or a full group: NO_RESOURCES. DESTROY_QP
+ * detaches the QP from every group; device reset empties the table.
+ *
+ * Receive: a UD SEND whose BTH DestQP is VRNIC_MCAST_QPN and whose
+ * destination IP is a group with attached QPs is delivered to each of
+ * them, as a unicast UD receive (state, Q_Key, receive WQE, CQE). Other
+ * frames to a multicast IP are not the RDMA engine's (Ethernet RX ring).
+ * Send: a UD WQE whose AV dgid is multicast (dmac: the group's MAC,
+ * 01:00:5e:.. or 33:33:.., as the driver resolved it) leaves with DestQP
+ * VRNIC_MCAST_QPN whatever dest_qpn says, on the wire and - when QPs of
+ * this device are attached to the group, the sender included - through the
+ * loopback path to them too.
+ */
+struct vrnic_aq_mcast {
+	struct vrnic_aq_hdr hdr;
+	__le32 qpn;
+	__le32 rsvd0;
+	__u8 gid[16];		/* network byte order */
+	__u8 rsvd1[96];
+};
+
+static_assert(sizeof(struct vrnic_aq_mcast) == VRNIC_AQ_CMD_SIZE, "mcast");
+#define VRNIC_MCAST_MAX_GRP		64
+#define VRNIC_MCAST_MAX_QP_ATTACH	16
+#define VRNIC_MCAST_QPN			0xffffff	/* BTH DestQP */
+
+/*
  * Work queue entries. Send WQE: a 64-byte header, then for UD/GSI a
  * vrnic_av (32 bytes) and the destination (vrnic_ud_dest, 16 bytes) padded
  * to 64, then either num_sge vrnic_sge or, with VRNIC_WQE_FLAG_INLINE,
@@ -1051,6 +1145,8 @@ enum vrnic_wqe_opcode {
 	VRNIC_WQE_OP_RDMA_READ = 5,
 	VRNIC_WQE_OP_ATOMIC_CMP_SWP = 6,
 	VRNIC_WQE_OP_ATOMIC_FETCH_ADD = 7,
+	VRNIC_WQE_OP_BIND_MW = 8,	/* RC/UC; the WQE is a vrnic_bind_mw_wqe */
+	VRNIC_WQE_OP_LOCAL_INV = 9,	/* RC/UC; imm_data = the key */
 };
 
 #define VRNIC_WQE_FLAG_SIGNALED		VRNIC_BIT(0)
@@ -1065,7 +1161,7 @@ struct vrnic_send_wqe {
 	__u8 num_sge;
 	__u8 rsvd0;
 	__le32 inline_len;
-	__le32 imm_data;	/* network order; SEND_INV: rkey to invalidate */
+	__le32 imm_data;	/* network order; SEND_INV, LOCAL_INV: the key */
 	__le32 rkey;
 	__le64 remote_addr;
 	__le64 compare_add;	/* atomics */
@@ -1074,6 +1170,22 @@ struct vrnic_send_wqe {
 };
 
 static_assert(sizeof(struct vrnic_send_wqe) == 64, "vrnic_send_wqe");
+
+/* BIND_MW: executed when the SQ reaches it; no packet goes out. */
+struct vrnic_bind_mw_wqe {
+	__le64 wr_id;
+	__u8 opcode;		/* VRNIC_WQE_OP_BIND_MW */
+	__u8 flags;		/* VRNIC_WQE_FLAG_SIGNALED / FENCE */
+	__u8 rsvd0[2];
+	__le32 mw_key;		/* the window's index, the new key byte */
+	__le32 mr_key;		/* the MR it binds to */
+	__le32 access;		/* VRNIC_ACCESS_* except MW_BIND */
+	__le64 addr;
+	__le64 length;
+	__u8 rsvd1[24];
+};
+
+static_assert(sizeof(struct vrnic_bind_mw_wqe) == 64, "vrnic_bind_mw_wqe");
 
 struct vrnic_ud_dest {
 	__le32 dest_qpn;

@@ -210,6 +210,15 @@ FakeBus *fake_new(const VrnicConfig *cfg)
     }
     f->timer_due = INT64_MAX;
     vrnic_core_init(&f->core, cfg ? cfg : &def, &fake_ops, f);
+    if (f->core.cfg.dm_size) {
+        f->devmem = malloc(f->core.cfg.dm_size);
+        if (!f->devmem) {
+            abort();
+        }
+        /* Garbage, as RAM holds at power-on: set_devmem must zero it. */
+        memset(f->devmem, 0xa5, f->core.cfg.dm_size);
+        vrnic_core_set_devmem(&f->core, f->devmem);
+    }
     vrnic_core_set_link(&f->core, true);
     fake_settle(f);     /* the netdev's initial link state, before any AEQ */
     return f;
@@ -227,6 +236,7 @@ void fake_free(FakeBus *f)
         f->peer->peer = NULL;
     }
     vrnic_core_uninit(&f->core);
+    free(f->devmem);
     free(f);
 }
 

@@ -69,6 +69,11 @@ typedef struct FakeBus {
     /* The device clock: it only moves in fake_fire_timer (instant work). */
     int64_t now_ns;
     int64_t timer_due;      /* INT64_MAX: idle */
+    /*
+     * Device memory (BAR5): cfg->dm_size bytes, allocated by fake_new when
+     * that is not 0 (NULL otherwise) and handed to vrnic_core_set_devmem.
+     */
+    uint8_t *devmem;
     uint16_t aq_pi;     /* helper's admin producer index */
     uint16_t cmd_id;
 } FakeBus;

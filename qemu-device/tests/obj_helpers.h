@@ -133,6 +133,40 @@ static inline uint8_t reg_mr(FakeBus *f, uint32_t pdn, uint32_t access,
     return sts;
 }
 
+/*
+ * REG_MR over device memory (VRNIC_MR_FLAG_DEVICE_MEM): [iova, iova + len)
+ * maps to the device memory from byte offset; no pages, no tables.
+ */
+static inline void dm_mr_cmd(AnyCmd *c, uint32_t pdn, uint32_t access,
+                             uint8_t key_byte, uint64_t iova, uint64_t offset,
+                             uint64_t len)
+{
+    cmd_init(c, VRNIC_AQ_OP_REG_MR);
+    c->mr.pdn = htole32(pdn);
+    c->mr.access = htole32(access);
+    c->mr.key_byte = key_byte;
+    c->mr.flags = htole32(VRNIC_MR_FLAG_DEVICE_MEM);
+    c->mr.mem.iova = htole64(iova);
+    c->mr.mem.length = htole64(len);
+    c->mr.mem.pages[0] = htole64(offset);
+}
+
+static inline uint8_t reg_dm_mr(FakeBus *f, uint32_t pdn, uint32_t access,
+                                uint8_t key_byte, uint64_t iova,
+                                uint64_t offset, uint64_t len, uint32_t *key)
+{
+    AnyCmd c;
+    uint64_t r;
+    uint8_t sts;
+
+    dm_mr_cmd(&c, pdn, access, key_byte, iova, offset, len);
+    sts = run(f, &c, &r);
+    if (key) {
+        *key = r;
+    }
+    return sts;
+}
+
 static inline uint32_t create_eq(FakeBus *f, uint32_t vector,
                                  uint32_t log_depth)
 {

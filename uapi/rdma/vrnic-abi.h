@@ -15,6 +15,7 @@
 #define VRNIC_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 /* Bump only for an incompatible change; rdma-core matches on it. */
 #define VRNIC_UVERBS_ABI_VERSION 1
@@ -109,6 +110,16 @@ struct vrnic_create_ah_resp {
 	__u32 comp_mask;
 	__u8 dmac[6];
 	__u16 reserved_50;
+};
+
+/*
+ * alloc_dm (ioctl UVERBS_METHOD_DM_ALLOC, which carries no udata): the
+ * driver's own attribute, as in mlx5_user_ioctl_cmds.h. MMAP_OFFSET is the
+ * mmap() offset of the allocation (device memory, write-combined), whose
+ * mapping is the length rounded up to whole pages.
+ */
+enum vrnic_ib_alloc_dm_attrs {
+	VRNIC_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET = (1U << UVERBS_ID_NS_SHIFT),
 };
 
 #endif /* VRNIC_ABI_USER_H */

@@ -78,6 +78,8 @@ static enum ibv_wc_status vrnic_to_ibv_status(uint8_t status)
 		return IBV_WC_LOC_LEN_ERR;
 	case VRNIC_WC_LOC_QP_OP_ERR:
 		return IBV_WC_LOC_QP_OP_ERR;
+	case VRNIC_WC_MW_BIND_ERR:
+		return IBV_WC_MW_BIND_ERR;
 	case VRNIC_WC_LOC_PROT_ERR:
 		return IBV_WC_LOC_PROT_ERR;
 	case VRNIC_WC_WR_FLUSH_ERR:
@@ -116,6 +118,8 @@ static enum ibv_wc_opcode vrnic_to_ibv_wc_opcode(uint8_t opcode)
 		return IBV_WC_FETCH_ADD;
 	case VRNIC_CQE_OP_LOCAL_INV:
 		return IBV_WC_LOCAL_INV;
+	case VRNIC_CQE_OP_BIND_MW:
+		return IBV_WC_BIND_MW;
 	case VRNIC_CQE_OP_RECV:
 		return IBV_WC_RECV;
 	case VRNIC_CQE_OP_RECV_RDMA_WITH_IMM:

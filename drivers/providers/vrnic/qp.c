@@ -50,7 +50,8 @@
 #define VRNIC_SEND_OPS_UD (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 /* IBTA defines no UC SEND with Invalidate: RC only, as in the kernel. */
 #define VRNIC_SEND_OPS_UC (VRNIC_SEND_OPS_UD | IBV_QP_EX_WITH_RDMA_WRITE | \
-			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+			   IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
 #define VRNIC_SEND_OPS_RC (VRNIC_SEND_OPS_UC | IBV_QP_EX_WITH_SEND_WITH_INV | \
 			   IBV_QP_EX_WITH_RDMA_READ | \
 			   IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
@@ -366,6 +367,71 @@ static void vrnic_wr_send_inv(struct ibv_qp_ex *ibvqpx,
 		wqe->imm_data = htole32(invalidate_rkey);
 }
 
+/* IBV_ACCESS_* a window grants -> VRNIC_ACCESS_*; -1 for anything else. */
+static int vrnic_mw_access(unsigned int access)
+{
+	const unsigned int known = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC;
+	int va = 0;
+
+	if (access & ~known)
+		return -1;
+	if (access & IBV_ACCESS_LOCAL_WRITE)
+		va |= VRNIC_ACCESS_LOCAL_WRITE;
+	if (access & IBV_ACCESS_REMOTE_READ)
+		va |= VRNIC_ACCESS_REMOTE_READ;
+	if (access & IBV_ACCESS_REMOTE_WRITE)
+		va |= VRNIC_ACCESS_REMOTE_WRITE;
+	if (access & IBV_ACCESS_REMOTE_ATOMIC)
+		va |= VRNIC_ACCESS_REMOTE_ATOMIC;
+	return va;
+}
+
+/*
+ * A BIND_MW WQE over the send WQE the caller started (opcode and flags
+ * set): the window's new key, the MR (none for a type 1 unbind) and the
+ * range and rights. The device checks the rest when it executes it.
+ */
+static int vrnic_fill_bind_wqe(struct vrnic_send_wqe *wqe, uint32_t rkey,
+			       const struct ibv_mw_bind_info *info)
+{
+	struct vrnic_bind_mw_wqe *b = (struct vrnic_bind_mw_wqe *)wqe;
+	int access = vrnic_mw_access(info->mw_access_flags);
+
+	if (access < 0)
+		return EINVAL;
+	b->mw_key = htole32(rkey);
+	b->mr_key = htole32(info->mr ? info->mr->lkey : 0);
+	b->access = htole32(access);
+	b->addr = htole64(info->addr);
+	b->length = htole64(info->length);
+	return 0;
+}
+
+static void vrnic_wr_bind_mw(struct ibv_qp_ex *ibvqpx, struct ibv_mw *mw,
+			     uint32_t rkey,
+			     const struct ibv_mw_bind_info *info)
+{
+	struct vrnic_qp *qp = to_vrnic_qp_ex(ibvqpx);
+	struct vrnic_send_wqe *wqe;
+
+	wqe = vrnic_wr_common(ibvqpx, VRNIC_WQE_OP_BIND_MW);
+	if (wqe && (!mw || vrnic_fill_bind_wqe(wqe, rkey, info)))
+		qp->wr_err = EINVAL;
+}
+
+static void vrnic_wr_local_inv(struct ibv_qp_ex *ibvqpx,
+			       uint32_t invalidate_rkey)
+{
+	struct vrnic_send_wqe *wqe;
+
+	wqe = vrnic_wr_common(ibvqpx, VRNIC_WQE_OP_LOCAL_INV);
+	if (wqe)
+		wqe->imm_data = htole32(invalidate_rkey);
+}
+
 static void vrnic_wr_rdma(struct ibv_qp_ex *ibvqpx, uint8_t opcode,
 			  uint32_t rkey, uint64_t remote_addr,
 			  const __be32 *imm_data)
@@ -605,6 +671,10 @@ static void vrnic_qp_fill_wr_pfns(struct vrnic_qp *qp,
 		ibvqpx->wr_atomic_cmp_swp = vrnic_wr_atomic_cmp_swp;
 	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		ibvqpx->wr_atomic_fetch_add = vrnic_wr_atomic_fetch_add;
+	if (ops & IBV_QP_EX_WITH_BIND_MW)
+		ibvqpx->wr_bind_mw = vrnic_wr_bind_mw;
+	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
+		ibvqpx->wr_local_inv = vrnic_wr_local_inv;
 
 	ibvqpx->wr_set_sge = vrnic_wr_set_sge;
 	ibvqpx->wr_set_sge_list = vrnic_wr_set_sge_list;
@@ -940,6 +1010,12 @@ static int vrnic_wr_opcode(const struct vrnic_qp *qp, enum ibv_wr_opcode op,
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 		*opcode = VRNIC_WQE_OP_RDMA_WRITE_IMM;
 		return 0;
+	case IBV_WR_BIND_MW:
+		*opcode = VRNIC_WQE_OP_BIND_MW;
+		return 0;
+	case IBV_WR_LOCAL_INV:
+		*opcode = VRNIC_WQE_OP_LOCAL_INV;
+		return 0;
 	default:
 		break;
 	}
@@ -979,6 +1055,16 @@ static int vrnic_post_send_validate(struct vrnic_qp *qp,
 		return EINVAL;
 	if (wr->num_sge < 0)
 		return EINVAL;
+	if (*opcode == VRNIC_WQE_OP_BIND_MW || *opcode == VRNIC_WQE_OP_LOCAL_INV) {
+		/* No data: the WQE names keys only. */
+		if (wr->send_flags & IBV_SEND_INLINE)
+			return EINVAL;
+		if (*opcode == VRNIC_WQE_OP_BIND_MW &&
+		    (!wr->bind_mw.mw ||
+		     vrnic_mw_access(wr->bind_mw.bind_info.mw_access_flags) < 0))
+			return EINVAL;
+		return vrnic_wq_full(&qp->sq, pi) ? ENOMEM : 0;
+	}
 
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		if (!vrnic_opcode_allows_inline(*opcode))
@@ -1019,6 +1105,16 @@ static void vrnic_build_send_wqe(struct vrnic_qp *qp,
 	case VRNIC_WQE_OP_SEND_INV:
 		wqe->imm_data = htole32(wr->invalidate_rkey);
 		break;
+	case VRNIC_WQE_OP_LOCAL_INV:
+		/* Keys only, no data (num_sge was not checked). */
+		wqe->imm_data = htole32(wr->invalidate_rkey);
+		qp->sq.wrid[pi & ((1U << qp->sq.log_depth) - 1)] = wr->wr_id;
+		return;
+	case VRNIC_WQE_OP_BIND_MW:
+		/* Validated: cannot fail. */
+		vrnic_fill_bind_wqe(wqe, wr->bind_mw.rkey, &wr->bind_mw.bind_info);
+		qp->sq.wrid[pi & ((1U << qp->sq.log_depth) - 1)] = wr->wr_id;
+		return;
 	case VRNIC_WQE_OP_RDMA_WRITE_IMM:
 		memcpy(&wqe->imm_data, &wr->imm_data, sizeof(wqe->imm_data));
 		/* fall through */

@@ -45,6 +45,20 @@ int vrnic_buf_alloc(struct vrnic_context *ctx, struct vrnic_buf *buf,
 void vrnic_buf_free(struct vrnic_buf *buf);
 int vrnic_check_objects(struct vrnic_context *ctx);
 
+/* mw.c */
+struct ibv_mw *vrnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int vrnic_dealloc_mw(struct ibv_mw *mw);
+int vrnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind);
+
+/* dm.c */
+struct ibv_dm *vrnic_alloc_dm(struct ibv_context *ibvctx,
+			      struct ibv_alloc_dm_attr *attr);
+int vrnic_free_dm(struct ibv_dm *ibvdm);
+struct ibv_mr *vrnic_reg_dm_mr(struct ibv_pd *ibvpd, struct ibv_dm *ibvdm,
+			       uint64_t dm_offset, size_t length,
+			       unsigned int access);
+
 /* cq.c */
 struct ibv_cq *vrnic_create_cq(struct ibv_context *ibvctx, int ncqe,
 			       struct ibv_comp_channel *channel, int vec);

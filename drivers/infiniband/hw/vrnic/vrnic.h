@@ -16,6 +16,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "vrnic_hw_defs.h"
 #include "vrnic_cmdq.h"
@@ -57,6 +58,7 @@ struct vrnic_eq {
 enum vrnic_res_type {
 	VRNIC_RES_PD,
 	VRNIC_RES_MR,
+	VRNIC_RES_MW,
 	VRNIC_RES_CQ,
 	VRNIC_RES_QP,
 	VRNIC_RES_SRQ,
@@ -109,6 +111,8 @@ struct vrnic_dev {
 	/* ---- objects (interface 1.1) ---- */
 	bool has_objects;	/* device speaks interface >= 1.1 */
 	bool has_port_stats;	/* interface >= 1.2: QUERY_PORT_STATS */
+	bool has_mw;		/* interface >= 1.3: memory windows */
+	bool has_mcast;		/* interface >= 1.3: UD multicast */
 	void __iomem *db;	/* BAR2 page 0: the kernel's doorbell page */
 	resource_size_t db_bar_start;
 	struct ida db_ida;	/* BAR2 pages 1..db_num_pages-1 for ucontexts */
@@ -132,10 +136,19 @@ struct vrnic_dev {
 	struct xarray cq_xa;
 	struct xarray qp_xa;
 	struct xarray srq_xa;
+
+	/* ---- device memory, BAR5 (interface 1.3; dm_size 0: none) ---- */
+	u64 dm_size;
+	resource_size_t dm_bar_start;
+	void __iomem *dm_va;	/* write-combined, for zeroing allocations */
+	u32 dm_npages;
+	struct mutex dm_lock;	/* protects dm_used */
+	unsigned long *dm_used;	/* one bit per page, set while allocated */
 };
 
 enum vrnic_mmap_type {
 	VRNIC_MMAP_IO_NC,	/* doorbell page: uncached MMIO */
+	VRNIC_MMAP_DM,		/* device memory pages: write-combined */
 };
 
 struct vrnic_user_mmap_entry {
@@ -144,6 +157,8 @@ struct vrnic_user_mmap_entry {
 	u64 address;		/* physical address */
 	u8 type;		/* enum vrnic_mmap_type */
 	u32 db_page;		/* IO_NC: BAR2 page index, freed with the entry */
+	u32 dm_first;		/* DM: first BAR5 page, freed with the entry */
+	u32 dm_npages;
 };
 
 struct vrnic_ucontext {
@@ -181,6 +196,16 @@ struct vrnic_mr {
 	struct ib_mr ibmr;
 	struct vrnic_mem mem;
 	u32 access;		/* VRNIC_ACCESS_* */
+};
+
+struct vrnic_mw {
+	struct ib_mw ibmw;
+};
+
+struct vrnic_dm {
+	struct ib_dm ibdm;
+	u64 offset;		/* byte offset of the allocation in BAR5 */
+	struct rdma_user_mmap_entry *entry;
 };
 
 struct vrnic_ah {
@@ -310,6 +335,11 @@ static inline struct vrnic_srq *to_vsrq(struct ib_srq *ibsrq)
 	return container_of(ibsrq, struct vrnic_srq, ibsrq);
 }
 
+static inline struct vrnic_dm *to_vdm(struct ib_dm *ibdm)
+{
+	return container_of(ibdm, struct vrnic_dm, ibdm);
+}
+
 static inline struct vrnic_user_mmap_entry *
 to_vmmap(struct rdma_user_mmap_entry *rdma_entry)
 {
@@ -376,6 +406,17 @@ int vrnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int vrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 void vrnic_cq_clean(struct vrnic_cq *cq, u32 qpn);
 
+/* vrnic_dm.c */
+extern const struct uapi_definition vrnic_uapi_defs[];
+int vrnic_dm_init(struct vrnic_dev *vdev);
+void vrnic_dm_uninit(struct vrnic_dev *vdev);
+void vrnic_dm_free_pages(struct vrnic_dev *vdev, u32 first, u32 npages);
+struct ib_dm *vrnic_alloc_dm(struct ib_device *ibdev,
+			     struct ib_ucontext *ibucontext,
+			     struct ib_dm_alloc_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
+int vrnic_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
+
 /* vrnic_qp.c */
 int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
@@ -412,6 +453,11 @@ struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 virt_addr, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata);
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int vrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int vrnic_dealloc_mw(struct ib_mw *ibmw);
+struct ib_mr *vrnic_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			      struct ib_dm_mr_attr *attr,
+			      struct uverbs_attr_bundle *attrs);
 int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		    struct ib_udata *udata);
 int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags);
@@ -426,6 +472,8 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		   int attr_mask, struct ib_qp_init_attr *init_attr);
 int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int vrnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int vrnic_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 		     struct ib_udata *udata);
 int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,

@@ -216,6 +216,23 @@ int vrnic_cmd_alloc_pd(struct vrnic_cmdq *cmdq, u32 uctx, u32 *pdn)
 	return vrnic_cmd_objnum(cmdq, VRNIC_AQ_OP_ALLOC_PD, result, pdn);
 }
 
+int vrnic_cmd_alloc_mw(struct vrnic_cmdq *cmdq, u32 pdn, u8 type,
+		       u8 key_byte, u32 *key)
+{
+	union vrnic_aq_cmd cmd;
+	u64 result;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_ALLOC_MW);
+	cmd.alloc_mw.pdn = cpu_to_le32(pdn);
+	cmd.alloc_mw.type = type;
+	cmd.alloc_mw.key_byte = key_byte;
+	err = vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, &result);
+	if (err)
+		return err;
+	return vrnic_cmd_key(cmdq, VRNIC_AQ_OP_ALLOC_MW, result, key);
+}
+
 static int vrnic_cmd_mr(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
 			const struct vrnic_cmd_mr_params *p, u32 *key)
 {
@@ -452,4 +469,19 @@ int vrnic_cmd_query_srq(struct vrnic_cmdq *cmdq, u32 srqn,
 	attr->max_sge = le32_to_cpu(resp.max_sge);
 	attr->limit = le32_to_cpu(resp.limit);
 	return 0;
+}
+
+/*
+ * ATTACH_MCAST / DETACH_MCAST (op): QP qpn joins or leaves multicast group
+ * gid (16 bytes, network order). RoCE has no multicast LIDs.
+ */
+int vrnic_cmd_mcast(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
+		    u32 qpn, const u8 *gid)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, op);
+	cmd.mcast.qpn = cpu_to_le32(qpn);
+	memcpy(cmd.mcast.gid, gid, sizeof(cmd.mcast.gid));
+	return vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, NULL);
 }

@@ -126,6 +126,8 @@ int vrnic_cmd_create_eq(struct vrnic_cmdq *cmdq, dma_addr_t ring,
 int vrnic_cmd_destroy(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
 		      u32 handle);
 int vrnic_cmd_alloc_pd(struct vrnic_cmdq *cmdq, u32 uctx, u32 *pdn);
+int vrnic_cmd_alloc_mw(struct vrnic_cmdq *cmdq, u32 pdn, u8 type,
+		       u8 key_byte, u32 *key);
 int vrnic_cmd_reg_mr(struct vrnic_cmdq *cmdq,
 		     const struct vrnic_cmd_mr_params *p, u32 *key);
 int vrnic_cmd_rereg_mr(struct vrnic_cmdq *cmdq,
@@ -149,6 +151,8 @@ int vrnic_cmd_modify_srq(struct vrnic_cmdq *cmdq, u32 srqn, u32 attr_mask,
 			 u32 limit);
 int vrnic_cmd_query_srq(struct vrnic_cmdq *cmdq, u32 srqn,
 			struct vrnic_cmd_srq_attr *attr);
+int vrnic_cmd_mcast(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
+		    u32 qpn, const u8 *gid);
 
 int vrnic_cmd_query_device(struct vrnic_cmdq *cmdq,
 			   struct vrnic_cmd_dev_attr *attr);

@@ -58,6 +58,10 @@ static const char *const vrnic_cmdq_opcode_names[] = {
 	[VRNIC_AQ_OP_MODIFY_SRQ] = "MODIFY_SRQ",
 	[VRNIC_AQ_OP_QUERY_SRQ] = "QUERY_SRQ",
 	[VRNIC_AQ_OP_DESTROY_SRQ] = "DESTROY_SRQ",
+	[VRNIC_AQ_OP_ATTACH_MCAST] = "ATTACH_MCAST",
+	[VRNIC_AQ_OP_DETACH_MCAST] = "DETACH_MCAST",
+	[VRNIC_AQ_OP_ALLOC_MW] = "ALLOC_MW",
+	[VRNIC_AQ_OP_DEALLOC_MW] = "DEALLOC_MW",
 };
 
 const char *vrnic_cmdq_opcode_str(u16 opcode)

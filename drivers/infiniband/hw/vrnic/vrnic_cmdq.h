@@ -26,6 +26,8 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_create_eq create_eq;
 	struct vrnic_aq_destroy destroy;
 	struct vrnic_aq_alloc_pd alloc_pd;
+	struct vrnic_aq_alloc_mw alloc_mw;
+	struct vrnic_aq_mcast mcast;
 	struct vrnic_aq_reg_mr reg_mr;
 	struct vrnic_aq_query_mr query_mr;
 	struct vrnic_aq_create_cq create_cq;

@@ -61,6 +61,27 @@ static const struct ib_device_ops vrnic_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vrnic_ucontext, ibucontext),
 };
 
+/* UD multicast (interface 1.3). */
+static const struct ib_device_ops vrnic_mcast_ops = {
+	.attach_mcast = vrnic_attach_mcast,
+	.detach_mcast = vrnic_detach_mcast,
+};
+
+/* Memory windows (interface 1.3). */
+static const struct ib_device_ops vrnic_mw_ops = {
+	.alloc_mw = vrnic_alloc_mw,
+	.dealloc_mw = vrnic_dealloc_mw,
+
+	INIT_RDMA_OBJ_SIZE(ib_mw, vrnic_mw, ibmw),
+};
+
+/* Device memory (interface 1.3, when the device has a BAR5): ibv_alloc_dm. */
+static const struct ib_device_ops vrnic_dm_ops = {
+	.alloc_dm = vrnic_alloc_dm,
+	.dealloc_dm = vrnic_dealloc_dm,
+	.reg_dm_mr = vrnic_reg_dm_mr,
+};
+
 /* Port counters (interface 1.2): `rdma statistic show link vrnic0/1`. */
 static const struct ib_device_ops vrnic_port_stats_ops = {
 	.alloc_hw_port_stats = vrnic_alloc_hw_port_stats,
@@ -180,6 +201,7 @@ static int vrnic_res_count_show(struct seq_file *s, void *v)
 	static const char * const names[VRNIC_RES_MAX] = {
 		[VRNIC_RES_PD] = "pd",
 		[VRNIC_RES_MR] = "mr",
+		[VRNIC_RES_MW] = "mw",
 		[VRNIC_RES_CQ] = "cq",
 		[VRNIC_RES_QP] = "qp",
 		[VRNIC_RES_SRQ] = "srq",
@@ -412,6 +434,8 @@ static int vrnic_check_id(struct vrnic_dev *vdev)
 	vdev->has_objects = minor >= 1;
 	/* Interface 1.2 added QUERY_PORT_STATS. */
 	vdev->has_port_stats = minor >= 2;
+	vdev->has_mw = minor >= 3;
+	vdev->has_mcast = minor >= 3;
 	if (!vdev->has_objects)
 		dev_warn(dev, "device interface %u.%u has no RDMA objects: the ib_device will only answer queries\n",
 			 major, minor);
@@ -524,11 +548,19 @@ static int vrnic_objects_init(struct vrnic_dev *vdev)
 	if (!vdev->db)
 		return -ENOMEM;
 
+	err = vrnic_dm_init(vdev);
+	if (err)
+		goto err_db_unmap;
 	err = vrnic_eqs_init(vdev);
-	if (err) {
-		pci_iounmap(pdev, vdev->db);
-		vdev->db = NULL;
-	}
+	if (err)
+		goto err_dm_uninit;
+	return 0;
+
+err_dm_uninit:
+	vrnic_dm_uninit(vdev);
+err_db_unmap:
+	pci_iounmap(pdev, vdev->db);
+	vdev->db = NULL;
 	return err;
 }
 
@@ -537,6 +569,7 @@ static void vrnic_objects_uninit(struct vrnic_dev *vdev)
 	if (!vdev->has_objects)
 		return;
 	vrnic_eqs_uninit(vdev);
+	vrnic_dm_uninit(vdev);
 	pci_iounmap(vdev->pdev, vdev->db);
 	vdev->db = NULL;
 }
@@ -734,6 +767,13 @@ static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 		ib_set_device_ops(ibdev, &vrnic_obj_ops);
 	if (vdev->has_port_stats)
 		ib_set_device_ops(ibdev, &vrnic_port_stats_ops);
+	if (vdev->has_mw)
+		ib_set_device_ops(ibdev, &vrnic_mw_ops);
+	if (vdev->has_mcast)
+		ib_set_device_ops(ibdev, &vrnic_mcast_ops);
+	if (vdev->dm_size)
+		ib_set_device_ops(ibdev, &vrnic_dm_ops);
+	ibdev->driver_def = vrnic_uapi_defs;
 
 	/* Holds a reference on the netdev until ib_unregister_device(). */
 	err = ib_device_set_netdev(ibdev, vdev->netdev, VRNIC_PORT);

@@ -131,15 +131,29 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_pkeys = 1;
 	/*
 	 * No IBK_LOCAL_DMA_LKEY: ib_core registers a DMA MR per PD
-	 * (get_dma_mr) and uses its lkey as pd->local_dma_lkey. No memory
-	 * windows or fast registration (MEM_MGT_EXTENSIONS) yet.
+	 * (get_dma_mr) and uses its lkey as pd->local_dma_lkey. Memory
+	 * windows of both types (interface 1.3) share the MR table; no fast
+	 * registration (MEM_MGT_EXTENSIONS) yet.
 	 */
 	attr->device_cap_flags = 0;
+	if (to_vdev(ibdev)->has_mw) {
+		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
+					  IB_DEVICE_MEM_WINDOW_TYPE_2B;
+		attr->max_mw = vrnic_attr_int(da->max_mr);
+	}
 	attr->kernel_cap_flags = 0;
 	/* The device executes atomics one at a time: atomic to each other. */
 	attr->atomic_cap = (da->device_caps & VRNIC_DEVICE_CAP_ATOMIC_HCA) ?
 			   IB_ATOMIC_HCA : IB_ATOMIC_NONE;
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;
+	attr->max_dm_size = to_vdev(ibdev)->dm_size;
+	/* Fixed by the interface (uapi "Multicast groups"). */
+	if (to_vdev(ibdev)->has_mcast) {
+		attr->max_mcast_grp = VRNIC_MCAST_MAX_GRP;
+		attr->max_mcast_qp_attach = VRNIC_MCAST_MAX_QP_ATTACH;
+		attr->max_total_mcast_qp_attach = VRNIC_MCAST_MAX_GRP *
+						  VRNIC_MCAST_MAX_QP_ATTACH;
+	}
 	return 0;
 }
 
@@ -464,6 +478,13 @@ int vrnic_mmap(struct ib_ucontext *ibucontext, struct vm_area_struct *vma)
 					pgprot_noncached(vma->vm_page_prot),
 					rdma_entry);
 		break;
+	case VRNIC_MMAP_DM:
+		err = rdma_user_mmap_io(ibucontext, vma,
+					PHYS_PFN(entry->address),
+					rdma_entry->npages * PAGE_SIZE,
+					pgprot_writecombine(vma->vm_page_prot),
+					rdma_entry);
+		break;
 	default:
 		err = -EINVAL;
 		break;
@@ -478,6 +499,9 @@ void vrnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 
 	if (entry->type == VRNIC_MMAP_IO_NC)
 		ida_free(&entry->vdev->db_ida, entry->db_page);
+	else if (entry->type == VRNIC_MMAP_DM)
+		vrnic_dm_free_pages(entry->vdev, entry->dm_first,
+				    entry->dm_npages);
 	kfree(entry);
 }
 
@@ -520,7 +544,8 @@ int vrnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 #define VRNIC_MR_ACCESS_SUPPORTED					\
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |		\
 	 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC |		\
-	 IB_ZERO_BASED | IB_ACCESS_HUGETLB | IB_ACCESS_OPTIONAL)
+	 IB_ACCESS_MW_BIND | IB_ZERO_BASED | IB_ACCESS_HUGETLB |	\
+	 IB_ACCESS_OPTIONAL)
 
 static int vrnic_access(int ib_access, u32 *access)
 {
@@ -540,6 +565,8 @@ static int vrnic_access(int ib_access, u32 *access)
 		*access |= VRNIC_ACCESS_REMOTE_WRITE;
 	if (ib_access & IB_ACCESS_REMOTE_ATOMIC)
 		*access |= VRNIC_ACCESS_REMOTE_ATOMIC;
+	if (ib_access & IB_ACCESS_MW_BIND)
+		*access |= VRNIC_ACCESS_MW_BIND;
 	return 0;
 }
 
@@ -685,6 +712,8 @@ struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 			ib_access |= IB_ACCESS_REMOTE_WRITE;
 		if (access & VRNIC_ACCESS_REMOTE_ATOMIC)
 			ib_access |= IB_ACCESS_REMOTE_ATOMIC;
+		if (access & VRNIC_ACCESS_MW_BIND)
+			ib_access |= IB_ACCESS_MW_BIND;
 	}
 
 	if (flags & IB_MR_REREG_TRANS) {
@@ -736,6 +765,12 @@ int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	int err;
 
 	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DEREG_MR, ibmr->lkey);
+	/*
+	 * Memory windows are still bound to it: the device keeps the MR, so
+	 * its pages must stay pinned (IBTA: deregistration fails).
+	 */
+	if (err == -EBUSY)
+		return err;
 	if (err)
 		ibdev_warn_ratelimited(&vdev->ibdev,
 				       "DEREG_MR %#x failed (%d)\n",
@@ -743,6 +778,98 @@ int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	vrnic_mem_uninit(vdev, &mr->mem);
 	atomic_dec(&vdev->res_count[VRNIC_RES_MR]);
 	kfree(mr);
+	return 0;
+}
+
+/*
+ * An MR over device memory (ibv_reg_dm_mr): zero-based (the core insists)
+ * and bounded by the DM allocation (the core checked offset and length
+ * against it), so the device gets the BAR5 offset and the length. A
+ * zero-length one is valid (as on mlx5): only zero-length accesses pass.
+ */
+struct ib_mr *vrnic_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			      struct ib_dm_mr_attr *attr,
+			      struct uverbs_attr_bundle *attrs)
+{
+	struct vrnic_dev *vdev = to_vdev(ibpd->device);
+	struct vrnic_cmd_mr_params p = {};
+	struct vrnic_mr *mr;
+	u32 access, key;
+	int err;
+
+	err = vrnic_access(attr->access_flags, &access);
+	if (err)
+		return ERR_PTR(err);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->mem.desc.iova = cpu_to_le64(0);
+	mr->mem.desc.length = cpu_to_le64(attr->length);
+	mr->mem.desc.pages[0] = cpu_to_le64(to_vdm(ibdm)->offset +
+					    attr->offset);
+	p.pdn = to_vpd(ibpd)->pdn;
+	p.access = access;
+	p.flags = VRNIC_MR_FLAG_DEVICE_MEM;
+	p.key_byte = vrnic_next_key_byte(vdev);
+	p.mem = &mr->mem.desc;
+	err = vrnic_cmd_reg_mr(&vdev->cmdq, &p, &key);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	mr->access = access;
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	atomic_inc(&vdev->res_count[VRNIC_RES_MR]);
+	return &mr->ibmr;
+}
+
+/*
+ * Memory windows: the device allocates a key in the MR table; binding is
+ * a send WQE (user QPs only: the provider posts it), unbinding a
+ * LOCAL_INV or a received SEND with Invalidate (type 2).
+ */
+int vrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibmw->device);
+	u8 type;
+	u32 key;
+	int err;
+
+	err = vrnic_udata_no_in(&vdev->ibdev, udata, "alloc_mw");
+	if (err)
+		return err;
+	switch (ibmw->type) {
+	case IB_MW_TYPE_1:
+		type = VRNIC_MW_TYPE_1;
+		break;
+	case IB_MW_TYPE_2:
+		type = VRNIC_MW_TYPE_2;
+		break;
+	default:
+		return -EINVAL;
+	}
+	err = vrnic_cmd_alloc_mw(&vdev->cmdq, to_vpd(ibmw->pd)->pdn, type,
+				 vrnic_next_key_byte(vdev), &key);
+	if (err)
+		return err;
+	ibmw->rkey = key;
+	atomic_inc(&vdev->res_count[VRNIC_RES_MW]);
+	return 0;
+}
+
+int vrnic_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct vrnic_dev *vdev = to_vdev(ibmw->device);
+	int err;
+
+	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DEALLOC_MW, ibmw->rkey);
+	if (err)
+		ibdev_warn_ratelimited(&vdev->ibdev,
+				       "DEALLOC_MW %#x failed (%d)\n",
+				       ibmw->rkey, err);
+	atomic_dec(&vdev->res_count[VRNIC_RES_MW]);
 	return 0;
 }
 
@@ -1636,6 +1763,35 @@ int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	vrnic_qp_free_rings(vdev, qp);
 	atomic_dec(&vdev->res_count[VRNIC_RES_QP]);
 	return 0;
+}
+
+/* ---- multicast ---- */
+
+/*
+ * ib_attach_mcast checks the QP type and the GID for kernel callers;
+ * uverbs passes both through, so check them here before the device does.
+ * The LID means nothing on RoCE: the group is the GID alone. The device
+ * keeps the table and detaches a QP when it is destroyed.
+ */
+static int vrnic_mcast(struct ib_qp *ibqp, union ib_gid *gid,
+		       enum vrnic_aq_opcode op)
+{
+	struct vrnic_dev *vdev = to_vdev(ibqp->device);
+
+	if (ibqp->qp_type != IB_QPT_UD ||
+	    !rdma_is_multicast_addr((struct in6_addr *)gid->raw))
+		return -EINVAL;
+	return vrnic_cmd_mcast(&vdev->cmdq, op, to_vqp(ibqp)->qpn, gid->raw);
+}
+
+int vrnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	return vrnic_mcast(ibqp, gid, VRNIC_AQ_OP_ATTACH_MCAST);
+}
+
+int vrnic_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	return vrnic_mcast(ibqp, gid, VRNIC_AQ_OP_DETACH_MCAST);
 }
 
 /* ---- SRQ ---- */

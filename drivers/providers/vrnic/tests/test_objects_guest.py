@@ -7,14 +7,17 @@ usage (in a guest): /usr/bin/python3 test_objects_guest.py [ibdev]
 Each check is one TAP line. Nothing here needs a peer: WQEs are posted
 with no syscall, moved out by modify-to-ERR (the device flushes them as
 IBV_WC_WR_FLUSH_ERR, signaled or not) and polled with no syscall.
+Device memory (ibv_alloc_dm): no allocation shows what an earlier one, or
+another process, left there; allocations above max_dm_size fail.
 """
 import errno
+import subprocess
 import sys
 
 import pyverbs.enums as e
 from pyverbs.addr import AH, AHAttr, GlobalRoute
 from pyverbs.cq import CQ, CQEX, CompChannel, CqInitAttrEx, PollCqAttr
-from pyverbs.device import Context
+from pyverbs.device import DM, AllocDmAttr, Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
@@ -76,6 +79,93 @@ def rc_to_rts(ctx, qp):
     qa.rnr_retry = 7
     qa.max_rd_atomic = 1
     qp.to_rts(qa)
+
+
+# A process that fills all of device memory and exits without freeing it:
+# the kernel takes the allocation back when the process goes.
+DM_CHILD = """
+import os, sys
+from pyverbs.device import DM, AllocDmAttr, Context
+ctx = Context(name=sys.argv[1])
+size = int(sys.argv[2])
+dm = DM(ctx, AllocDmAttr(size))
+dm.copy_to_dm(0, bytes([0xc3]) * size, size)
+ok = dm.copy_from_dm(size - 4, 4) == bytes([0xc3]) * 4
+print("filled" if ok else "not filled", flush=True)
+os._exit(0)
+"""
+
+
+def dm_checks(ctx):
+    """Device memory: no allocation shows an earlier owner's data."""
+    size = ctx.query_device_ex().max_dm_size
+    if not size:
+        check(True, "device memory # SKIP max_dm_size is 0")
+        return
+    check(size >= 4096 and size & (size - 1) == 0,
+          f"max_dm_size {size}: a power of two, at least 4 KiB")
+    # Never a zero byte, so a leak cannot pass for a zeroed allocation.
+    pattern = bytes((i * 7 + i // 251) % 255 + 1 for i in range(size))
+    zeros = bytes(size)
+
+    dm = DM(ctx, AllocDmAttr(size))
+    check(dm.copy_from_dm(0, size) == zeros,
+          f"a fresh {size}-byte allocation (all of it) reads back zeros")
+    dm.copy_to_dm(0, pattern, size)
+    check(dm.copy_from_dm(0, size) == pattern,
+          "pattern written over all of device memory reads back")
+    try:
+        DM(ctx, AllocDmAttr(4)).close()
+        check(False, "all of device memory taken: a further allocation fails")
+    except PyverbsRDMAError as ex:
+        check(ex.error_code == errno.ENOMEM,
+              f"all of device memory taken: alloc_dm(4) -> ENOMEM "
+              f"({ex.error_code})")
+    dm.close()
+
+    dm = DM(ctx, AllocDmAttr(size))
+    check(dm.copy_from_dm(0, size) == zeros,
+          "freed and allocated again: all zeros, none of the pattern")
+    dm.copy_to_dm(0, pattern, size)
+    dm.close()
+    # Smaller pieces over the same pattern (as many as fit, in whole
+    # pages): each one zeroed, up to its end.
+    lens, pages = [], 0
+    for ln in (4, 4096 + 4, 3 * 4096):
+        pages += (ln + 4095) // 4096
+        if pages * 4096 <= size:
+            lens.append(ln)
+    parts = [DM(ctx, AllocDmAttr(ln)) for ln in lens]
+    check(all(d.copy_from_dm(0, ln) == bytes(ln)
+              for d, ln in zip(parts, lens)),
+          f"allocations of {lens} bytes over the pattern read zeros")
+    for d in parts:
+        d.close()
+
+    # Another process's data, left behind when it exits without freeing.
+    child = subprocess.run([sys.executable, "-c", DM_CHILD, DEV, str(size)],
+                           capture_output=True, text=True, timeout=120)
+    why = child.stderr.strip()[-200:] if child.returncode else ""
+    check(child.returncode == 0 and child.stdout.strip() == "filled",
+          f"a child process filled all of device memory and exited "
+          f"(rc {child.returncode}{' ' + why if why else ''})")
+    try:
+        dm = DM(ctx, AllocDmAttr(size))
+        check(dm.copy_from_dm(0, size) == zeros,
+              "after the child's exit: all of device memory, all zeros")
+        dm.close()
+    except PyverbsRDMAError as ex:
+        check(False, f"after the child's exit its allocation is back "
+                     f"({ex.error_code})")
+
+    for ln in (size + 4, 2 * size):
+        try:
+            DM(ctx, AllocDmAttr(ln)).close()
+            check(False, f"alloc_dm({ln}) above max_dm_size {size} fails")
+        except PyverbsRDMAError as ex:
+            check(ex.error_code == errno.EINVAL,
+                  f"alloc_dm({ln}) above max_dm_size -> EINVAL "
+                  f"({ex.error_code})")
 
 
 def main():
@@ -256,6 +346,8 @@ def main():
           all(i[1] == 5 and i[2] == qpx.qp_num for i in ids),
           f"extended poll: {[(hex(a), b) for a, b, _ in ids]}")
     qpx.close()
+
+    dm_checks(ctx)
 
     print(f"1..{n}")
     return 1 if failed else 0
