@@ -9,28 +9,10 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#include "obj_helpers.h"
-#include "../vrnic_xport.h"
+#include "xport_helpers.h"
 #include "kselftest_harness.h"
 
-#define CQ_LOG 8
 #define QKEY 0x01234567u    /* RDMA_UDP_QKEY, what rdma_cm uses */
-
-typedef struct Node {
-    FakeBus *f;
-    uint32_t eqn, pdn, scq, rcq;
-    uint64_t sring, rring;
-    uint16_t sci, rci;
-    uint8_t gid[16];
-    uint8_t mac[6];
-} Node;
-
-typedef struct Qp {
-    Node *n;
-    uint32_t qpn;
-    uint64_t mem;
-    uint16_t sq_pi, rq_pi;
-} Qp;
 
 /* ::ffff:230.1.2.3 and its MAC 01:00:5e:01:02:03; ff0e::1:2 and 33:33:.. */
 static const uint8_t grp4[16] = { [10] = 0xff, [11] = 0xff, [12] = 230,
@@ -40,75 +22,18 @@ static const uint8_t grp6[16] = { [0] = 0xff, [1] = 0x0e, [13] = 1,
                                   [15] = 2 };
 static const uint8_t mac6[6] = { 0x33, 0x33, 0x00, 0x01, 0x00, 0x02 };
 
-static void node_init(Node *n, uint8_t id, bool v6)
+/* An MR with local write over [addr, addr + len) of the window. */
+static uint32_t mr_lw(Node *n, uint64_t addr, uint64_t len)
 {
-    VrnicConfig cfg = fake_default_config();
-    AnyCmd c;
-    struct vrnic_aq_gid *g = (void *)&c;
-
-    memset(n, 0, sizeof(*n));
-    cfg.mac[5] = id;
-    memcpy(n->mac, cfg.mac, 6);
-    n->f = obj_bus(&cfg);
-    if (v6) {
-        n->gid[0] = 0xfe;
-        n->gid[1] = 0x80;
-    } else {
-        n->gid[10] = n->gid[11] = 0xff;
-        n->gid[12] = 10;
-    }
-    n->gid[15] = id;
-    cmd_init(&c, VRNIC_AQ_OP_ADD_GID);
-    g->type = htole32(VRNIC_GID_TYPE_ROCE_V2);
-    memcpy(g->gid, n->gid, 16);
-    if (run(n->f, &c, NULL)) {
-        abort();
-    }
-    n->eqn = create_eq(n->f, 2, 4);
-    n->pdn = alloc_pd(n->f, 0);
-    n->scq = create_cq(n->f, n->eqn, CQ_LOG, 0, &n->sring);
-    n->rcq = create_cq(n->f, n->eqn, CQ_LOG, 0, &n->rring);
-    if (!n->scq || !n->rcq) {
-        abort();
-    }
+    return mr_any(n, VRNIC_ACCESS_LOCAL_WRITE, addr, len);
 }
 
-/* An MR over [addr, addr + len) of the window: 2 MiB identity pages. */
-static uint32_t mr_any(Node *n, uint64_t addr, uint64_t len)
-{
-    uint64_t base = addr & ~((1ull << 21) - 1);
-    uint32_t np = ((addr + len - 1) >> 21) - (addr >> 21) + 1;
-    AnyCmd c;
-    uint64_t r;
-
-    cmd_init(&c, VRNIC_AQ_OP_REG_MR);
-    c.mr.pdn = htole32(n->pdn);
-    c.mr.access = htole32(VRNIC_ACCESS_LOCAL_WRITE);
-    c.mr.key_byte = 0x33;
-    c.mr.mem.iova = htole64(addr);
-    c.mr.mem.length = htole64(len);
-    c.mr.mem.flags = htole32(VRNIC_FIELD_PREP(VRNIC_MEM_PAGE_SHIFT_MASK, 21));
-    c.mr.mem.npages = htole32(np);
-    for (uint32_t i = 0; i < np; i++) {
-        c.mr.mem.pages[i] = htole64(base + ((uint64_t)i << 21));
-    }
-    if (run(n->f, &c, &r)) {
-        abort();
-    }
-    return r;
-}
-
-/* A UD QP in RTS with Q_Key qkey (type: UD, or RC for the type checks). */
-static void qp_new(Qp *q, Node *n, uint8_t type, uint32_t qkey)
+/* A QP (UD: in RTS with Q_Key qkey; RC: just created, for type checks). */
+static void ud_qp(Qp *q, Node *n, uint8_t type, uint32_t qkey)
 {
     struct vrnic_qp_attr a = good_attr();
 
-    memset(q, 0, sizeof(*q));
-    q->n = n;
-    q->qpn = create_qp(n->f, type, n->pdn, n->scq, n->rcq, 0, 0, &q->mem);
-    if (!q->qpn) {
-        abort();
-    }
+    qp_new(q, n, type, 0);
     if (type != VRNIC_QP_TYPE_UD) {
         return;
     }
@@ -147,8 +72,7 @@ static void send_to(Qp *q, uint64_t wr_id, uint64_t src, uint32_t len,
                     uint32_t lkey, const uint8_t gid[16], const uint8_t mac[6],
                     uint32_t dest_qpn)
 {
-    uint8_t *w = fake_ptr(q->n->f, q->mem + (q->sq_pi % (1u << QP_SQ_LOG)) *
-                          (1u << QP_SQ_SHIFT));
+    uint8_t *w = sq_slot(q);
     struct vrnic_send_wqe *h = (void *)w;
     struct vrnic_av *av = (void *)(w + 64);
     struct vrnic_ud_dest *d = (void *)(w + 64 + 32);
@@ -167,43 +91,16 @@ static void send_to(Qp *q, uint64_t wr_id, uint64_t src, uint32_t len,
     s->addr = htole64(src);
     s->length = htole32(len);
     s->lkey = htole32(lkey);
-    q->sq_pi++;
-    db(q->n->f, 0, VRNIC_DB_SQ, q->qpn, q->sq_pi);
+    sq_ring(q);
 }
 
-static void post_recv(Qp *q, uint64_t wr_id, uint64_t addr, uint32_t len,
-                      uint32_t lkey)
+/* One receive of len bytes at addr. */
+static void recv_one(Qp *q, uint64_t wr_id, uint64_t addr, uint32_t len,
+                     uint32_t lkey)
 {
-    uint8_t *w = fake_ptr(q->n->f, q->mem + QP_RQ_OFF +
-                          (q->rq_pi % (1u << QP_RQ_LOG)) *
-                          (1u << QP_RQ_SHIFT));
-    struct vrnic_recv_wqe *h = (void *)w;
-    struct vrnic_sge *s = (void *)(w + 16);
+    Sg sg = { addr, len, lkey };
 
-    memset(w, 0, 1u << QP_RQ_SHIFT);
-    h->wr_id = htole64(wr_id);
-    h->num_sge = 1;
-    s->addr = htole64(addr);
-    s->length = htole32(len);
-    s->lkey = htole32(lkey);
-    q->rq_pi++;
-    db(q->n->f, 0, VRNIC_DB_RQ, q->qpn, q->rq_pi);
-}
-
-static bool poll(Node *n, bool send, struct vrnic_cqe *out)
-{
-    uint16_t *ci = send ? &n->sci : &n->rci;
-    uint64_t ring = send ? n->sring : n->rring;
-    struct vrnic_cqe *e = cqe_at(n->f, ring, CQ_LOG, *ci);
-    uint32_t phase = ((*ci >> CQ_LOG) & 1) ^ 1;
-
-    if ((le32toh(e->info) & VRNIC_CQE_INFO_PHASE) != phase) {
-        return false;
-    }
-    *out = *e;
-    (*ci)++;
-    cq_set_ci(n->f, ring, CQ_LOG, *ci);
-    return true;
+    post_recv(q, wr_id, &sg, 1);
 }
 
 static uint64_t stat(Node *n, unsigned i)
@@ -231,9 +128,9 @@ TEST(attach_detach_statuses)
     uint32_t gsi;
 
     node_init(&A, 1, false);
-    qp_new(&ud, &A, VRNIC_QP_TYPE_UD, QKEY);
-    qp_new(&ud2, &A, VRNIC_QP_TYPE_UD, QKEY);
-    qp_new(&rc, &A, VRNIC_QP_TYPE_RC, 0);
+    ud_qp(&ud, &A, VRNIC_QP_TYPE_UD, QKEY);
+    ud_qp(&ud2, &A, VRNIC_QP_TYPE_UD, QKEY);
+    ud_qp(&rc, &A, VRNIC_QP_TYPE_RC, 0);
     gsi = create_qp(A.f, VRNIC_QP_TYPE_GSI, A.pdn, A.scq, A.rcq, 0, 0, NULL);
     ASSERT_EQ(1, gsi);
 
@@ -296,7 +193,7 @@ TEST(limits_destroy_and_reset)
 
     node_init(&A, 1, false);
     for (unsigned i = 0; i < VRNIC_MCAST_MAX_QP_ATTACH + 2; i++) {
-        qp_new(&q[i], &A, VRNIC_QP_TYPE_UD, QKEY);
+        ud_qp(&q[i], &A, VRNIC_QP_TYPE_UD, QKEY);
     }
     /* VRNIC_MCAST_MAX_GRP groups, then no more. */
     memcpy(gid, grp6, 16);
@@ -370,19 +267,19 @@ TEST_F(pair, wire_delivery_to_members_only)
     Qp s, r1, r2, gone, badkey;
     uint64_t src = obj_alloc(A->f, 200, 64);
     uint64_t dst = obj_alloc(B->f, 4 * 512, 64);
-    uint32_t lkey = mr_any(A, src, 200), rkey = mr_any(B, dst, 4 * 512);
+    uint32_t lkey = mr_lw(A, src, 200), rkey = mr_lw(B, dst, 4 * 512);
     Qp *rq[4] = { &r1, &r2, &gone, &badkey };
     bool got[4] = { false };
     struct vrnic_cqe e;
 
-    qp_new(&s, A, VRNIC_QP_TYPE_UD, QKEY);
-    qp_new(&r1, B, VRNIC_QP_TYPE_UD, QKEY);
-    qp_new(&r2, B, VRNIC_QP_TYPE_UD, QKEY);
-    qp_new(&gone, B, VRNIC_QP_TYPE_UD, QKEY);
-    qp_new(&badkey, B, VRNIC_QP_TYPE_UD, QKEY + 1);
+    ud_qp(&s, A, VRNIC_QP_TYPE_UD, QKEY);
+    ud_qp(&r1, B, VRNIC_QP_TYPE_UD, QKEY);
+    ud_qp(&r2, B, VRNIC_QP_TYPE_UD, QKEY);
+    ud_qp(&gone, B, VRNIC_QP_TYPE_UD, QKEY);
+    ud_qp(&badkey, B, VRNIC_QP_TYPE_UD, QKEY + 1);
     for (int i = 0; i < 4; i++) {
         ASSERT_EQ(VRNIC_AQ_STS_OK, attach(B->f, rq[i]->qpn, grp4));
-        post_recv(rq[i], 0x100 + i, dst + i * 512, 512, rkey);
+        recv_one(rq[i], 0x100 + i, dst + i * 512, 512, rkey);
     }
     ASSERT_EQ(VRNIC_AQ_STS_OK, detach(B->f, gone.qpn, grp4));
     for (unsigned i = 0; i < 200; i++) {
@@ -458,15 +355,15 @@ TEST_F(pair, multicast_ip_needs_multicast_qpn)
     Node *A = &self->a, *B = &self->b;
     Qp s, r;
     uint64_t src = obj_alloc(A->f, 64, 64), dst = obj_alloc(B->f, 512, 64);
-    uint32_t lkey = mr_any(A, src, 64), rkey = mr_any(B, dst, 512);
+    uint32_t lkey = mr_lw(A, src, 64), rkey = mr_lw(B, dst, 512);
     uint8_t frame[512];
     size_t len;
     struct vrnic_cqe e;
 
-    qp_new(&s, A, VRNIC_QP_TYPE_UD, QKEY);
-    qp_new(&r, B, VRNIC_QP_TYPE_UD, QKEY);
+    ud_qp(&s, A, VRNIC_QP_TYPE_UD, QKEY);
+    ud_qp(&r, B, VRNIC_QP_TYPE_UD, QKEY);
     ASSERT_EQ(VRNIC_AQ_STS_OK, attach(B->f, r.qpn, grp4));
-    post_recv(&r, 1, dst, 512, rkey);
+    recv_one(&r, 1, dst, 512, rkey);
     /* Capture A's frame, rewrite its DestQP to r's number (ICRC redone). */
     A->f->wire_hook = wire_drop;
     send_to(&s, 1, src, 64, lkey, grp4, mac4, VRNIC_MCAST_QPN);
@@ -508,17 +405,17 @@ TEST(loopback_to_local_members)
     node_init(&A, 1, true);
     src = obj_alloc(A.f, 300, 64);
     dst = obj_alloc(A.f, 2 * 512, 64);
-    lkey = mr_any(&A, src, 300);
-    rkey = mr_any(&A, dst, 2 * 512);
+    lkey = mr_lw(&A, src, 300);
+    rkey = mr_lw(&A, dst, 2 * 512);
     memset(fake_ptr(A.f, src), 0x6c, 300);
-    qp_new(&s, &A, VRNIC_QP_TYPE_UD, QKEY);
-    qp_new(&r1, &A, VRNIC_QP_TYPE_UD, QKEY);
-    qp_new(&r2, &A, VRNIC_QP_TYPE_UD, QKEY);
+    ud_qp(&s, &A, VRNIC_QP_TYPE_UD, QKEY);
+    ud_qp(&r1, &A, VRNIC_QP_TYPE_UD, QKEY);
+    ud_qp(&r2, &A, VRNIC_QP_TYPE_UD, QKEY);
     ASSERT_EQ(VRNIC_AQ_STS_OK, attach(A.f, s.qpn, grp6));
     ASSERT_EQ(VRNIC_AQ_STS_OK, attach(A.f, r1.qpn, grp6));
     ASSERT_EQ(VRNIC_AQ_STS_OK, attach(A.f, r2.qpn, grp6));
-    post_recv(&r1, 11, dst, 512, rkey);
-    post_recv(&r2, 12, dst + 512, 512, rkey);
+    recv_one(&r1, 11, dst, 512, rkey);
+    recv_one(&r2, 12, dst + 512, 512, rkey);
 
     send_to(&s, 1, src, 300, lkey, grp6, mac6, VRNIC_MCAST_QPN);
     fake_settle(A.f);
@@ -555,7 +452,7 @@ TEST(loopback_to_local_members)
     ASSERT_EQ(0, modify_qp(A.f, r2.qpn, QS, VRNIC_QPS_RESET, NULL));
     ASSERT_EQ(VRNIC_AQ_STS_OK, destroy(A.f, VRNIC_AQ_OP_DESTROY_QP, r2.qpn));
     ASSERT_EQ(2, vrnic_mcast_members(&A.f->core, grp6, NULL));
-    post_recv(&r1, 13, dst, 512, rkey);
+    recv_one(&r1, 13, dst, 512, rkey);
     send_to(&s, 2, src, 300, lkey, grp6, mac6, VRNIC_MCAST_QPN);
     fake_settle(A.f);
     ASSERT_TRUE(poll(&A, true, &e));
@@ -565,7 +462,7 @@ TEST(loopback_to_local_members)
     ASSERT_FALSE(poll(&A, false, &e));
     ASSERT_EQ(VRNIC_AQ_STS_OK, detach(A.f, s.qpn, grp6));
     ASSERT_EQ(VRNIC_AQ_STS_OK, detach(A.f, r1.qpn, grp6));
-    post_recv(&r1, 14, dst, 512, rkey);
+    recv_one(&r1, 14, dst, 512, rkey);
     send_to(&s, 3, src, 300, lkey, grp6, mac6, VRNIC_MCAST_QPN);
     fake_settle(A.f);
     ASSERT_TRUE(poll(&A, true, &e));

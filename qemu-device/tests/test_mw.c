@@ -299,16 +299,24 @@ TEST_F(mw, type1_rebind_and_zero_length_unbind)
                                                 self->target, 8));
 }
 
-/* One refused bind on a fresh QP of b (the failure moves it to ERR). */
+/* A fresh RC QP of n in RTS, connected to itself: only its SQ runs. */
+static void self_qp(Qp *q, Node *n)
+{
+    Qp peer;
+
+    qp_new(q, n, VRNIC_QP_TYPE_RC, 0);
+    peer = *q;
+    qp_up(q, &peer, 3, 0, 0);
+}
+
+/* One bind on a fresh QP of b (a failure moves it to ERR). */
 static uint8_t bind_status(Node *b, uint32_t mw_key, uint32_t mr_key,
                            uint32_t access, uint64_t addr, uint64_t len)
 {
-    Qp q, peer;
     uint8_t op = 0, sts;
+    Qp q;
 
-    qp_new(&q, b, VRNIC_QP_TYPE_RC, 0);
-    peer = q;           /* loop back to itself: only the SQ runs */
-    qp_up(&q, &peer, 3, 0, 0);
+    self_qp(&q, b);
     post_bind(&q, 9, mw_key, mr_key, access, addr, len);
     fake_settle(b->f);
     sts = next_status(b, true, &op);
@@ -324,6 +332,7 @@ TEST_F(mw, every_bind_refusal)
     Node *b = &self->b;
     uint32_t pd2 = alloc_pd(b->f, 0), k, k2, kother, plain, ro;
     uint64_t t = self->target;
+    Qp q;
 
     plain = mr_any(b, VRNIC_ACCESS_LOCAL_WRITE, t, 4096);
     ro = mr_any(b, VRNIC_ACCESS_MW_BIND, t, 4096);
@@ -351,17 +360,11 @@ TEST_F(mw, every_bind_refusal)
                                                 VRNIC_ACCESS_REMOTE_READ, t,
                                                 8));
     /* LOCAL_INV of something that is not a bound type 2 window. */
-    {
-        Qp q, peer;
-
-        qp_new(&q, b, VRNIC_QP_TYPE_RC, 0);
-        peer = q;
-        qp_up(&q, &peer, 3, 0, 0);
-        post_send(&q, 4, VRNIC_WQE_OP_LOCAL_INV, 0, NULL, 0, 0, 0,
-                  htole32(self->tkey), NULL, 0);
-        fake_settle(b->f);
-        ASSERT_EQ(VRNIC_WC_LOC_QP_OP_ERR, next_status(b, true, NULL));
-    }
+    self_qp(&q, b);
+    post_send(&q, 4, VRNIC_WQE_OP_LOCAL_INV, 0, NULL, 0, 0, 0,
+              htole32(self->tkey), NULL, 0);
+    fake_settle(b->f);
+    ASSERT_EQ(VRNIC_WC_LOC_QP_OP_ERR, next_status(b, true, NULL));
 }
 
 TEST_F(mw, window_key_is_not_an_lkey)

@@ -357,14 +357,21 @@ static void vrnic_wr_send_imm(struct ibv_qp_ex *ibvqpx, __be32 imm_data)
 		memcpy(&wqe->imm_data, &imm_data, sizeof(wqe->imm_data));
 }
 
-static void vrnic_wr_send_inv(struct ibv_qp_ex *ibvqpx,
-			      uint32_t invalidate_rkey)
+/* SEND with Invalidate and LOCAL_INV carry the key in imm_data. */
+static void vrnic_wr_inv(struct ibv_qp_ex *ibvqpx, uint8_t opcode,
+			 uint32_t invalidate_rkey)
 {
 	struct vrnic_send_wqe *wqe;
 
-	wqe = vrnic_wr_common(ibvqpx, VRNIC_WQE_OP_SEND_INV);
+	wqe = vrnic_wr_common(ibvqpx, opcode);
 	if (wqe)
 		wqe->imm_data = htole32(invalidate_rkey);
+}
+
+static void vrnic_wr_send_inv(struct ibv_qp_ex *ibvqpx,
+			      uint32_t invalidate_rkey)
+{
+	vrnic_wr_inv(ibvqpx, VRNIC_WQE_OP_SEND_INV, invalidate_rkey);
 }
 
 /* IBV_ACCESS_* a window grants -> VRNIC_ACCESS_*; -1 for anything else. */
@@ -425,11 +432,7 @@ static void vrnic_wr_bind_mw(struct ibv_qp_ex *ibvqpx, struct ibv_mw *mw,
 static void vrnic_wr_local_inv(struct ibv_qp_ex *ibvqpx,
 			       uint32_t invalidate_rkey)
 {
-	struct vrnic_send_wqe *wqe;
-
-	wqe = vrnic_wr_common(ibvqpx, VRNIC_WQE_OP_LOCAL_INV);
-	if (wqe)
-		wqe->imm_data = htole32(invalidate_rkey);
+	vrnic_wr_inv(ibvqpx, VRNIC_WQE_OP_LOCAL_INV, invalidate_rkey);
 }
 
 static void vrnic_wr_rdma(struct ibv_qp_ex *ibvqpx, uint8_t opcode,
