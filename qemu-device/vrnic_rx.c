@@ -613,8 +613,71 @@ static bool vrnic_resp_restart_read(VrnicXport *x, const VrnicPkt *pkt,
     return false;
 }
 
+/* ---- reordering: packets held past a gap ---------------------------------- */
+
+void vrnic_rx_held_clear(VrnicXport *x)
+{
+    for (unsigned i = 0; x && i < VRNIC_OOO_SLOTS; i++) {
+        g_free(x->held[i]);
+        x->held[i] = NULL;
+    }
+}
+
+/*
+ * Keep a copy of a request packet 1 .. VRNIC_OOO_SLOTS PSNs past ePSN;
+ * false if that PSN is held already (a duplicate). Those PSNs have a slot
+ * each; what else a slot holds is older than ePSN (its gap closed without
+ * it: the requester resent it) and goes.
+ */
+static bool vrnic_rx_hold(VrnicXport *x, const uint8_t *frame,
+                          const VrnicPkt *pkt)
+{
+    unsigned i = pkt->hdr.bth.psn % VRNIC_OOO_SLOTS;
+    VrnicHeld *h = x->held[i];
+
+    if (h && h->pkt.hdr.bth.psn == pkt->hdr.bth.psn) {
+        return false;
+    }
+    g_free(h);
+    h = g_malloc(sizeof(*h) + pkt->len);
+    h->pkt = *pkt;
+    memcpy(h->frame, frame, pkt->len);
+    x->held[i] = h;
+    return true;
+}
+
+static void vrnic_rx_qp(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
+                        const VrnicPkt *pkt);
+
+/*
+ * The gap before held packets closed: they go in, in PSN order, through
+ * the same checks as a packet from the wire (the QP may have failed or
+ * stopped meanwhile; then they are dropped like one).
+ */
+static void vrnic_rx_replay_held(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
+{
+    VrnicXport *x = qp->x;
+
+    if (x->replaying) {
+        return;                 /* the outer call goes on */
+    }
+    x->replaying = true;
+    for (;;) {
+        unsigned i = x->epsn % VRNIC_OOO_SLOTS;
+        VrnicHeld *h = x->held[i];
+
+        if (!h || h->pkt.hdr.bth.psn != x->epsn) {
+            break;
+        }
+        x->held[i] = NULL;
+        vrnic_rx_qp(core, qpn, h->frame, &h->pkt);
+        g_free(h);
+    }
+    x->replaying = false;
+}
+
 static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
-                         const VrnicPkt *pkt)
+                         const uint8_t *frame, const VrnicPkt *pkt)
 {
     VrnicXport *x = qp->x;
     uint32_t psn = pkt->hdr.bth.psn;
@@ -636,8 +699,23 @@ static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         return false;
     }
     if (d > 0 && d <= (int32_t)VRNIC_PSN_WINDOW) {
-        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_OUT_OF_SEQ], qpn, psn,
-                      "PSN gap");
+        bool near = d <= VRNIC_OOO_SLOTS;
+
+        if (near) {
+            /* Only late, perhaps: held (a copy once), the NAK waits. */
+            core->stats.port[VRNIC_PORT_STAT_RX_OUT_OF_SEQ]++;
+            if (vrnic_rx_hold(x, frame, pkt)) {
+                core->stats.port[VRNIC_PORT_STAT_RX_OOO_HELD]++;
+                trace_vrnic_rx_held(qpn, psn, x->epsn);
+            }
+            if (!pkt->hdr.bth.ack_req) {
+                return false;
+            }
+        } else {
+            vrnic_rx_drop(core,
+                          &core->stats.port[VRNIC_PORT_STAT_RX_OUT_OF_SEQ],
+                          qpn, psn, "PSN gap");
+        }
         /*
          * One NAK per gap - and one more per resend pass that still leaves
          * it open: a gap PSN below the highest seen since the NAK means
@@ -743,7 +821,7 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                    VRNIC_MSG_NONE;
     uint8_t sts;
 
-    if (!vrnic_rx_psn(core, qpn, qp, pkt)) {
+    if (!vrnic_rx_psn(core, qpn, qp, frame, pkt)) {
         return;
     }
     x->nak_seq_sent = false;
@@ -1034,6 +1112,9 @@ static void vrnic_rx_qp(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
         vrnic_rx_ud(core, qpn, qp, frame, pkt);
     } else {
         vrnic_rx_rc(core, qpn, qp, frame, pkt);
+        if (tr == VRNIC_IB_RC) {
+            vrnic_rx_replay_held(core, qpn, qp);
+        }
     }
 }
 

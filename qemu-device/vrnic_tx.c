@@ -68,6 +68,7 @@ VrnicXport *vrnic_xport_new(VrnicCore *core)
 
 void vrnic_xport_free(VrnicQp *qp)
 {
+    vrnic_rx_held_clear(qp->x);
     g_free(qp->x);
     qp->x = NULL;
 }
@@ -77,6 +78,7 @@ void vrnic_xport_reset(VrnicQp *qp)
     VrnicXport *x = qp->x;
     uint32_t n = x->q_size;
 
+    vrnic_rx_held_clear(x);
     memset(x, 0, sizeof(*x) + n * sizeof(VrnicResp));
     x->q_size = n;
 }

@@ -63,6 +63,20 @@
 /* Atomic results kept for replays: as many as max-qp-rd-atom can have
  * unanswered (255), so a lost ATOMIC ACK can always be answered again. */
 #define VRNIC_ATOMIC_CACHE  256
+/*
+ * Reordering the responder absorbs: RC request packets up to this many
+ * PSNs past ePSN are held (a copy each) instead of dropped, and go in as
+ * soon as the gap before them closes. The NAK for the gap waits until a
+ * packet past them arrives or one asks for an answer (AckReq), so a packet
+ * that is only late costs no go-back-N. At most this many frames per QP.
+ */
+#define VRNIC_OOO_SLOTS     8
+
+/* A request packet held past a PSN gap: the parse result and the frame. */
+typedef struct VrnicHeld {
+    VrnicPkt pkt;
+    uint8_t frame[];        /* pkt.len bytes */
+} VrnicHeld;
 
 /* One send WQE in flight (slot = SQ index % VRNIC_TX_WINDOW). */
 typedef struct VrnicSwqe {
@@ -133,6 +147,8 @@ typedef struct VrnicXport {
     uint32_t msn;
     bool nak_seq_sent;
     uint32_t nak_high;      /* highest gap PSN since that NAK */
+    VrnicHeld *held[VRNIC_OOO_SLOTS];   /* by PSN % VRNIC_OOO_SLOTS */
+    bool replaying;         /* held packets are going in */
     uint8_t in_msg;         /* VRNIC_MSG_*: message in progress */
     bool have_rwqe;         /* a receive WQE is held for the message */
     bool rwqe_srq;          /* ... taken from the SRQ (else at rq.ci) */
@@ -183,6 +199,8 @@ bool vrnic_loop_has_room(VrnicCore *core);
 void vrnic_loop_put(VrnicCore *core, const uint8_t *frame, size_t len);
 /* Send queued responder output, within a budget; re-kicks when left. */
 void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
+/* Free the packets held past a gap (QP reset or destroy). */
+void vrnic_rx_held_clear(VrnicXport *x);
 
 static inline int32_t vrnic_psn_diff(uint32_t a, uint32_t b)
 {

@@ -485,6 +485,8 @@ enum vrnic_port_stat {
 	VRNIC_PORT_STAT_FAULT_DUPS,
 	VRNIC_PORT_STAT_FAULT_CORRUPTS,	/* one bit flipped under the ICRC */
 	VRNIC_PORT_STAT_FAULT_DELAYS,
+	/* interface 1.3 */
+	VRNIC_PORT_STAT_RX_OOO_HELD,	/* RC packets held past a gap, not NAKed */
 	VRNIC_PORT_STAT_NUM
 };
 

@@ -738,6 +738,102 @@ TEST_F(pair, psn_gap_nak_once_and_out_of_window)
     ASSERT_EQ(1000, self->b.f->core.obj.qps[qb.qpn].x->epsn);
 }
 
+/* Hold back frame `late` of A's output until frame `until` passes. */
+typedef struct Late {
+    unsigned n, late, until;
+    size_t len;
+    uint8_t frame[8192];
+} Late;
+
+static bool deliver_late(FakeBus *from, uint8_t *frame, size_t *len,
+                         void *arg)
+{
+    Late *l = arg;
+
+    l->n++;
+    if (l->n == l->late && *len <= sizeof(l->frame)) {
+        memcpy(l->frame, frame, *len);
+        l->len = *len;
+        return false;
+    }
+    if (l->n == l->until && l->len) {
+        fake_wire_put(from->peer, l->frame, l->len);
+        l->len = 0;
+    }
+    return true;
+}
+
+/* WRITE of npkts packets (PMTU 256) with A's output filtered by hook. */
+static int write_through(struct __test_metadata *_metadata, Node *A, Node *B,
+                         uint32_t npkts, void *hook_arg,
+                         bool (*hook)(FakeBus *, uint8_t *, size_t *, void *))
+{
+    uint32_t len = npkts * 256;
+    uint64_t src = buf_alloc(A, len), dst = buf_alloc(B, len);
+    Sg s = { src, len, mr_any(A, 0, src, len) };
+    uint32_t rkey = mr_any(B, ACC_ALL, dst, len);
+    struct vrnic_cqe e;
+    Qp qa, qb;
+
+    qp_new(&qa, A, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, B, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 1, 0x40, 0x40);
+    fill(A, src, len, npkts);
+    A->f->wire_hook = hook;
+    A->f->hook_arg = hook_arg;
+    post_send(&qa, 1, VRNIC_WQE_OP_RDMA_WRITE, 0, &s, 1, dst, rkey, 0, NULL,
+              0);
+    for (unsigned i = 0; !poll(A, true, &e); i++) {
+        ASSERT_GT(100, i);      /* bounded: a hang is a failure */
+        fake_settle(A->f);
+        if (A->f->timer_due != INT64_MAX) {
+            fake_fire_timer(A->f);
+        }
+    }
+    A->f->wire_hook = NULL;
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_EQ(0, memcmp(fake_ptr(A->f, src), fake_ptr(B->f, dst), len));
+    ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&qb));
+    return 0;
+}
+
+/*
+ * A packet that is only late (here one place) is held with what comes
+ * after it: no NAK, nothing sent again.
+ */
+TEST_F(pair, late_packet_costs_no_resend)
+{
+    Late l = { .late = 2, .until = 4 };
+    const uint64_t *ca = self->a.f->core.stats.port;
+    const uint64_t *cb = self->b.f->core.stats.port;
+
+    ASSERT_EQ(0, write_through(_metadata, &self->a, &self->b, 8, &l,
+                               deliver_late));
+    ASSERT_EQ(1, cb[VRNIC_PORT_STAT_RX_OOO_HELD]);
+    ASSERT_EQ(0, cb[VRNIC_PORT_STAT_NAKS_SENT]);
+    ASSERT_EQ(0, ca[VRNIC_PORT_STAT_RETRANSMITS]);
+    ASSERT_EQ(0, ca[VRNIC_PORT_STAT_TIMEOUTS]);
+}
+
+/*
+ * A lost packet: what follows is held up to VRNIC_OOO_SLOTS packets, the
+ * next one past them brings the NAK, and recovery needs no timer.
+ */
+TEST_F(pair, lost_packet_is_naked_past_the_held_ones)
+{
+    unsigned n = 0;
+    const uint64_t *ca = self->a.f->core.stats.port;
+    const uint64_t *cb = self->b.f->core.stats.port;
+
+    ASSERT_EQ(0, write_through(_metadata, &self->a, &self->b, 14, &n,
+                               drop_second));
+    ASSERT_EQ(VRNIC_OOO_SLOTS, cb[VRNIC_PORT_STAT_RX_OOO_HELD]);
+    ASSERT_EQ(1, cb[VRNIC_PORT_STAT_NAKS_SENT]);
+    ASSERT_EQ(1, ca[VRNIC_PORT_STAT_SEQ_NAKS_RCVD]);
+    ASSERT_EQ(0, ca[VRNIC_PORT_STAT_TIMEOUTS]);
+    ASSERT_LT(0, ca[VRNIC_PORT_STAT_RETRANSMITS]);
+}
+
 TEST(loopback_one_device)
 {
     Node A;

@@ -10,7 +10,8 @@
 # Then the port counters (rdma statistic) around the run, on each node and
 # swapped with the peer: this node's injectors dropped, reordered,
 # duplicated and corrupted frames; its receiver saw ICRC errors; it never
-# ran out of retries; and the requester (node 0) retransmitted.
+# ran out of retries; the requester (node 0) retransmitted; the responder
+# (node 1) held reordered requests (rx_ooo_held).
 # Node 1 is the responder (server), node 0 the requester. Extra arguments
 # go to the binary (e.g. -t UD: only the UD case).
 # Knobs: PAIR_LOSSY_MIB (RC bulk MiB, default 1024), PAIR_LOSSY_MSGS
@@ -31,7 +32,7 @@ SWAP_PORT=7473
 cases=$("$bin" -l "${args[@]}") || ktap_exit_fail_msg "$bin -l failed (make -C selftests?)"
 n=$(printf '%s\n' "$cases" | grep -c .)
 ktap_print_header
-ktap_set_plan $((n + 7))
+ktap_set_plan $((n + 8))
 
 # Port 1's counters as "name value" lines.
 port_counters() {
@@ -134,5 +135,13 @@ else
 	re=${peer[retransmits]:-}
 fi
 check "retransmits on the requester (node 0): +${re:-?} > 0" test "${re:-0}" -gt 0
+# Requests the wire reordered were held by the responder (node 1) until
+# their gap closed, instead of being NAKed and sent again.
+if [ "$VRNIC_NODE" = 1 ]; then
+	held=${delta[rx_ooo_held]:-}
+else
+	held=${peer[rx_ooo_held]:-}
+fi
+check "rx_ooo_held on the responder (node 1): +${held:-?} > 0" test "${held:-0}" -gt 0
 # The binary's status covers its own results (non-zero: one failed).
 [ "$rc" = 0 ] && [ "$KTAP_CNT_FAIL" = 0 ]

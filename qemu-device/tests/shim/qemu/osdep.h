@@ -34,6 +34,7 @@ static inline void *vrnic_test_calloc(size_t n, size_t size)
 }
 #define g_new0(type, n) ((type *)vrnic_test_calloc((n), sizeof(type)))
 #define g_malloc0(size) vrnic_test_calloc(1, (size))
+#define g_malloc(size) vrnic_test_calloc(1, (size))
 #define g_free(p) free(p)
 
 #ifndef DIV_ROUND_UP
