@@ -102,6 +102,25 @@ FIXTURE_TEARDOWN(mw)
     fake_free(self->b.f);
 }
 
+/*
+ * A window of type on b, bound through qb to the first 64 bytes of the
+ * target MR with REMOTE_READ; the allocated key (the bound one is key + 1),
+ * 0 if anything failed.
+ */
+static uint32_t bound_window(FIXTURE_DATA(mw) *self, uint8_t type)
+{
+    Node *b = &self->b;
+    uint32_t k;
+
+    if (alloc_mw(b, b->pdn, type, 1, &k) != VRNIC_AQ_STS_OK) {
+        return 0;
+    }
+    post_bind(&self->qb, 1, k + 1, self->tkey, VRNIC_ACCESS_REMOTE_READ,
+              self->target, 64);
+    fake_settle(b->f);
+    return next_status(b, true, NULL) == VRNIC_WC_SUCCESS ? k : 0;
+}
+
 TEST_F(mw, alloc_dealloc_validation)
 {
     Node *b = &self->b;
@@ -373,11 +392,8 @@ TEST_F(mw, window_key_is_not_an_lkey)
     Sg s;
     uint32_t k;
 
-    ASSERT_EQ(VRNIC_AQ_STS_OK, alloc_mw(b, b->pdn, VRNIC_MW_TYPE_2, 1, &k));
-    post_bind(&self->qb, 1, k + 1, self->tkey, VRNIC_ACCESS_REMOTE_READ,
-              self->target, 64);
-    fake_settle(b->f);
-    ASSERT_EQ(VRNIC_WC_SUCCESS, next_status(b, true, NULL));
+    k = bound_window(self, VRNIC_MW_TYPE_2);
+    ASSERT_NE(0, k);
     s = (Sg) { self->target, 64, k + 1 };
     post_send(&self->qb, 2, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
     fake_settle(b->f);
@@ -389,11 +405,8 @@ TEST_F(mw, destroying_the_qp_unbinds_type2)
     Node *b = &self->b;
     uint32_t k;
 
-    ASSERT_EQ(VRNIC_AQ_STS_OK, alloc_mw(b, b->pdn, VRNIC_MW_TYPE_2, 1, &k));
-    post_bind(&self->qb, 1, k + 1, self->tkey, VRNIC_ACCESS_REMOTE_READ,
-              self->target, 64);
-    fake_settle(b->f);
-    ASSERT_EQ(VRNIC_WC_SUCCESS, next_status(b, true, NULL));
+    k = bound_window(self, VRNIC_MW_TYPE_2);
+    ASSERT_NE(0, k);
     ASSERT_TRUE(b->f->core.obj.mrs[k >> 8].bound);
     ASSERT_EQ(VRNIC_AQ_STS_OK, destroy(b->f, VRNIC_AQ_OP_DESTROY_QP,
                                        self->qb.qpn));
@@ -407,11 +420,8 @@ TEST_F(mw, dealloc_of_a_bound_window_releases_its_mr)
     Node *b = &self->b;
     uint32_t k;
 
-    ASSERT_EQ(VRNIC_AQ_STS_OK, alloc_mw(b, b->pdn, VRNIC_MW_TYPE_1, 1, &k));
-    post_bind(&self->qb, 1, k + 1, self->tkey, VRNIC_ACCESS_REMOTE_READ,
-              self->target, 64);
-    fake_settle(b->f);
-    ASSERT_EQ(VRNIC_WC_SUCCESS, next_status(b, true, NULL));
+    k = bound_window(self, VRNIC_MW_TYPE_1);
+    ASSERT_NE(0, k);
     ASSERT_EQ(VRNIC_AQ_STS_BAD_STATE, destroy(b->f, VRNIC_AQ_OP_DEREG_MR,
                                               self->tkey));
     ASSERT_EQ(VRNIC_AQ_STS_OK, destroy(b->f, VRNIC_AQ_OP_DEALLOC_MW, k));
