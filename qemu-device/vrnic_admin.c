@@ -111,16 +111,8 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
         return vrnic_qp_create(core, (const void *)raw, result);
     case VRNIC_AQ_OP_MODIFY_QP:
         return vrnic_qp_modify(core, (const void *)raw);
-    case VRNIC_AQ_OP_DESTROY_QP: {
-        const struct vrnic_aq_destroy *c = (const void *)raw;
-        uint8_t sts = vrnic_qp_destroy(core, c);
-
-        /* A destroyed QP leaves its multicast groups (uapi). */
-        if (sts == VRNIC_AQ_STS_OK) {
-            vrnic_mcast_qp_destroyed(core, le32_to_cpu(c->handle));
-        }
-        return sts;
-    }
+    case VRNIC_AQ_OP_DESTROY_QP:
+        return vrnic_qp_destroy(core, (const void *)raw);
     case VRNIC_AQ_OP_CREATE_SRQ:
         return vrnic_srq_create(core, (const void *)raw, result);
     case VRNIC_AQ_OP_MODIFY_SRQ:

@@ -154,7 +154,7 @@ bool vrnic_mw_bind(VrnicCore *core, uint32_t qpn, const VrnicQp *qp,
                    const struct vrnic_bind_mw_wqe *w, const char **why);
 bool vrnic_mw_invalidate(VrnicCore *core, uint32_t qpn, uint32_t pdn,
                          uint32_t key, bool remote);
-void vrnic_mw_qp_gone(VrnicCore *core, uint32_t qpn);
+void vrnic_mw_qp_destroyed(VrnicCore *core, uint32_t qpn);
 VrnicMrCheck vrnic_rkey_check(VrnicCore *core, uint32_t rkey, uint32_t qpn,
                               uint32_t pdn, uint32_t access, uint64_t addr,
                               uint64_t len, VrnicMr **out);

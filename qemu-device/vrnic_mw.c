@@ -186,7 +186,7 @@ bool vrnic_mw_invalidate(VrnicCore *core, uint32_t qpn, uint32_t pdn,
 
 /* qpn is being destroyed: no type 2 window may stay reachable through a
  * QP number that a new QP could get. */
-void vrnic_mw_qp_gone(VrnicCore *core, uint32_t qpn)
+void vrnic_mw_qp_destroyed(VrnicCore *core, uint32_t qpn)
 {
     for (uint32_t i = 1; i <= core->cfg.max_mr; i++) {
         VrnicMr *mw = &core->obj.mrs[i];

@@ -759,7 +759,9 @@ uint8_t vrnic_qp_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c)
     if (qp->srqn) {
         o->srqs[qp->srqn].refs--;
     }
-    vrnic_mw_qp_gone(core, qpn);
+    /* Nothing may reach a QP number a new QP could get. */
+    vrnic_mw_qp_destroyed(core, qpn);
+    vrnic_mcast_qp_destroyed(core, qpn);
     vrnic_xport_free(qp);
     memset(qp, 0, sizeof(*qp));
     o->n_qps--;
