@@ -72,7 +72,8 @@ int vrnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 	struct ibv_send_wr *bad_wr;
 	int err;
 
-	if (mw->type != IBV_MW_TYPE_1 || mw->pd != qp->pd)
+	/* The device checks the PDs (a QP's may be a parent domain). */
+	if (mw->type != IBV_MW_TYPE_1)
 		return EINVAL;
 	err = vrnic_post_send(qp, &wr, &bad_wr);
 	if (err)
