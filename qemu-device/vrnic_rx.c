@@ -718,11 +718,16 @@ static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         }
         /*
          * One NAK per gap - and one more per resend pass that still leaves
-         * it open: a gap PSN below the highest seen since the NAK means
-         * the requester went back, and its copy of ePSN was lost too.
-         * Without it that loss would wait for the requester's timer.
+         * it open: a gap PSN more than VRNIC_OOO_SLOTS below the highest
+         * seen since the NAK means the requester went back, and its copy
+         * of ePSN was lost too (without this NAK that loss would wait for
+         * the requester's timer). A smaller step back is reordering on
+         * the wire: NAKing it would send the requester back again while
+         * its resent copy of ePSN is still on the way, and every such
+         * NAK costs it a retry.
          */
-        if (x->nak_seq_sent && vrnic_psn_diff(psn, x->nak_high) < 0) {
+        if (x->nak_seq_sent &&
+            vrnic_psn_diff(x->nak_high, psn) > (int32_t)VRNIC_OOO_SLOTS) {
             x->nak_seq_sent = false;
         }
         if (!x->nak_seq_sent || vrnic_psn_diff(psn, x->nak_high) > 0) {

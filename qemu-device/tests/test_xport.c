@@ -834,6 +834,71 @@ TEST_F(pair, lost_packet_is_naked_past_the_held_ones)
     ASSERT_LT(0, ca[VRNIC_PORT_STAT_RETRANSMITS]);
 }
 
+/*
+ * A's output by frame number (from 1): frame `lost` and frame `lost2`
+ * vanish, frame `late` arrives after frame `late + 1`.
+ */
+typedef struct Script {
+    unsigned n, lost, lost2, late;
+    size_t len;
+    uint8_t frame[8192];
+} Script;
+
+static bool scripted(FakeBus *from, uint8_t *frame, size_t *len, void *arg)
+{
+    Script *sc = arg;
+
+    sc->n++;
+    if (sc->n == sc->lost || sc->n == sc->lost2) {
+        return false;
+    }
+    if (sc->n == sc->late && *len <= sizeof(sc->frame)) {
+        memcpy(sc->frame, frame, *len);
+        sc->len = *len;
+        return false;
+    }
+    if (sc->n == sc->late + 1 && sc->len) {
+        fake_wire_put(from->peer, frame, *len);
+        fake_wire_put(from->peer, sc->frame, sc->len);
+        sc->len = 0;
+        return false;
+    }
+    return true;
+}
+
+/*
+ * After the NAK, two packets past the held ones swap places: reordering,
+ * not the requester going back, so no second NAK and one resend pass.
+ */
+TEST_F(pair, reordering_after_a_nak_is_not_a_resend_pass)
+{
+    Script sc = { .lost = 2, .late = 20 };
+    const uint64_t *ca = self->a.f->core.stats.port;
+    const uint64_t *cb = self->b.f->core.stats.port;
+
+    ASSERT_EQ(0, write_through(_metadata, &self->a, &self->b, 40, &sc,
+                               scripted));
+    ASSERT_EQ(1, cb[VRNIC_PORT_STAT_NAKS_SENT]);
+    ASSERT_EQ(0, ca[VRNIC_PORT_STAT_TIMEOUTS]);
+    ASSERT_EQ(39, ca[VRNIC_PORT_STAT_RETRANSMITS]);
+}
+
+/*
+ * The resent copy of the lost packet is lost too: the resend pass going
+ * back past the held ones brings a second NAK, still no timer.
+ */
+TEST_F(pair, lost_resend_is_naked_again)
+{
+    Script sc = { .lost = 2, .lost2 = 41 };
+    const uint64_t *ca = self->a.f->core.stats.port;
+    const uint64_t *cb = self->b.f->core.stats.port;
+
+    ASSERT_EQ(0, write_through(_metadata, &self->a, &self->b, 40, &sc,
+                               scripted));
+    ASSERT_EQ(2, cb[VRNIC_PORT_STAT_NAKS_SENT]);
+    ASSERT_EQ(0, ca[VRNIC_PORT_STAT_TIMEOUTS]);
+}
+
 TEST(loopback_one_device)
 {
     Node A;
