@@ -90,3 +90,9 @@ pair_tool() {
 pair_barrier_sh() {
 	python3 "$VRNIC_TOP/selftests/pair_barrier.py" "$1"
 }
+
+# pair_swap NAME < MINE > THEIRS: send stdin to the peer, print what the
+# peer sent (both nodes call it with the same NAME).
+pair_swap() {
+	python3 "$VRNIC_TOP/selftests/pair_swap.py" "$1"
+}

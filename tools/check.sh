@@ -179,9 +179,9 @@ wire interop_rxe_client -m 100 -o UD_SEND_ONLY -o RC_RDMA_WRITE_FIRST \
 # The interop matrix on a bad wire: vrnic's injector on both directions of
 # its port (1% drop, 1% reorder, 0.1% duplicate, 0.1% corrupt), so rdma_rxe
 # must recover from what vrnic drops and vrnic from what it sees: rping -V,
-# perftest WRITE/READ/SEND/atomic bandwidth and WRITE/READ/SEND latency,
-# each role (the pingpongs are skipped, see pair_rdma.sh: UD has no
-# recovery and ibv_rc_pingpong no closing handshake).
+# perftest WRITE/READ/SEND/atomic bandwidth and WRITE/READ/SEND latency
+# and ibv_rc_pingpong, each role (ibv_ud_pingpong is skipped: UD has no
+# recovery; pair_rdma.sh tells ibv_rc_pingpong's own teardown race apart).
 guest interop_faults_vrnic_client -n 2 --nic vrnic,rxe -d "$faults,fault-dir=both,fault-seed=11" \
 	-t 900 -- "interop_faults_vrnic_client:PAIR_RDMA_MATRIX=1 PAIR_RDMA_LOSSY=1 selftests/vrnic/pair_rdma.sh"
 guest interop_faults_rxe_client -n 2 --nic rxe,vrnic -d "$faults,fault-dir=both,fault-seed=12" \

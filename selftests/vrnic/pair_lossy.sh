@@ -27,7 +27,6 @@ args=(-L -B "${PAIR_LOSSY_MIB:-1024}" -N "${PAIR_LOSSY_MSGS:-2000}"
 	-T "${PAIR_LOSSY_QP_TIMEOUT:-14}" -t "lossy wire" "$@")
 role=requester
 [ "$VRNIC_NODE" = 1 ] && role=responder
-SWAP_PORT=7473
 
 cases=$("$bin" -l "${args[@]}") || ktap_exit_fail_msg "$bin -l failed (make -C selftests?)"
 n=$(printf '%s\n' "$cases" | grep -c .)
@@ -38,45 +37,6 @@ ktap_set_plan $((n + 8))
 port_counters() {
 	rdma statistic show link "$dev/1" 2>/dev/null |
 		awk '{ for (i = 3; i < NF; i += 2) print $i, $(i + 1) }'
-}
-
-# swap NAME: send stdin to the peer, print what the peer sent (TCP over
-# the wire, node 1 listens), within 60 s.
-swap_py=$(cat <<'EOF'
-import os, socket, sys, time
-name, port = sys.argv[1], int(sys.argv[2])
-data = (name + "\n" + sys.stdin.read()).encode()
-deadline = time.monotonic() + 60
-if os.environ["VRNIC_NODE"] == "1":
-    srv = socket.create_server(("", port), reuse_port=True)
-    srv.settimeout(60)
-    c, _ = srv.accept()
-else:
-    while True:
-        try:
-            c = socket.create_connection((os.environ["VRNIC_PEER_IP"], port), timeout=2)
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                sys.exit("swap: the peer never arrived")
-            time.sleep(0.5)
-c.settimeout(60)
-c.sendall(len(data).to_bytes(4, "little") + data)
-got = b""
-while len(got) < 4 or len(got) < 4 + int.from_bytes(got[:4], "little"):
-    b = c.recv(65536)
-    if not b:
-        sys.exit("swap: the peer closed early")
-    got += b
-c.close()
-lines = got[4:].decode().split("\n", 1)
-if lines[0] != name:
-    sys.exit(f"swap: the peer is at {lines[0]!r}, we are at {name!r}")
-sys.stdout.write(lines[1])
-EOF
-)
-swap() {
-	python3 -c "$swap_py" "$1" "$SWAP_PORT"
 }
 
 wait_gid 30 || ktap_print_msg "no RoCE v2 IPv4 GID on $dev after 30 s"
@@ -96,7 +56,7 @@ for k in "${!after[@]}"; do
 	delta[$k]=$((after[$k] - ${before[$k]:-0}))
 	mine+="$k ${delta[$k]}"$'\n'
 done
-theirs=$(printf '%s' "$mine" | swap counters) || ktap_print_msg "no counters from the peer"
+theirs=$(printf '%s' "$mine" | pair_swap counters) || ktap_print_msg "no counters from the peer"
 while read -r k val; do [ -n "$k" ] && peer[$k]=$val; done <<<"$theirs"
 
 # deltas LABEL ARRAY: one comment block, non-zero counters only.
