@@ -184,6 +184,7 @@ typedef struct VrnicCore {
     bool wire_busy;         /* RoCEv2 output waits for vrnic_core_wire_ready */
     bool timer_fired;       /* expired: handled in the queue bottom half */
     uint16_t ip_id;         /* IPv4 identification of RoCEv2 frames */
+    uint32_t ooo_held;      /* RC packets held past gaps, all QPs */
 
     VrnicCounters stats;
 } VrnicCore;

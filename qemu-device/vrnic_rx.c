@@ -240,14 +240,21 @@ static void vrnic_resp_ack(VrnicQp *qp, uint32_t psn, bool nak, uint8_t syn)
     /*
      * An ACK replaces a queued plain ACK, or a PSN-sequence NAK once the gap
      * closed (an in-order packet cleared nak_seq_sent; a duplicate's ACK
-     * does not): between two READ/atomic entries there is at most one
-     * ACK/NAK, so the queue (2 * max_qp_rd_atom + 2) cannot overflow.
+     * does not). A PSN-sequence NAK replaces a queued plain ACK or
+     * PSN-sequence NAK: it acknowledges everything before its PSN. So
+     * between two READ/atomic entries there is at most one ACK/NAK, and the
+     * queue (2 * max_qp_rd_atom + 2) cannot overflow.
      */
-    if (!nak && x->q_tail != x->q_head) {
+    if (x->q_tail != x->q_head) {
+        bool seq = syn == vrnic_nak_syn(VRNIC_NAK_PSN_SEQ);
+
         e = &x->q[(x->q_tail - 1) % x->q_size];
-        if (e->kind != VRNIC_RESP_ACK ||
-            (e->nak && (x->nak_seq_sent ||
-                        e->syndrome != vrnic_nak_syn(VRNIC_NAK_PSN_SEQ)))) {
+        if (e->kind != VRNIC_RESP_ACK) {
+            e = NULL;
+        } else if (e->nak &&
+                   e->syndrome != vrnic_nak_syn(VRNIC_NAK_PSN_SEQ)) {
+            e = NULL;       /* an error NAK goes out as it is */
+        } else if (nak ? !seq : e->nak && x->nak_seq_sent) {
             e = NULL;
         }
     }
@@ -615,19 +622,36 @@ static bool vrnic_resp_restart_read(VrnicXport *x, const VrnicPkt *pkt,
 
 /* ---- reordering: packets held past a gap ---------------------------------- */
 
+static void vrnic_rx_held_free(VrnicXport *x, unsigned i)
+{
+    if (x->held[i]) {
+        g_free(x->held[i]);
+        x->held[i] = NULL;
+        (*x->dev_held)--;
+    }
+}
+
 void vrnic_rx_held_clear(VrnicXport *x)
 {
     for (unsigned i = 0; x && i < VRNIC_OOO_SLOTS; i++) {
-        g_free(x->held[i]);
-        x->held[i] = NULL;
+        vrnic_rx_held_free(x, i);
     }
+}
+
+/* The packet at ePSN is held: the gap closed, the held ones go in next. */
+static bool vrnic_rx_held_next(const VrnicXport *x)
+{
+    const VrnicHeld *h = x->held[x->epsn % VRNIC_OOO_SLOTS];
+
+    return h && h->pkt.hdr.bth.psn == x->epsn;
 }
 
 /*
  * Keep a copy of a request packet 1 .. VRNIC_OOO_SLOTS PSNs past ePSN;
- * false if that PSN is held already (a duplicate). Those PSNs have a slot
- * each; what else a slot holds is older than ePSN (its gap closed without
- * it: the requester resent it) and goes.
+ * false if that PSN is held already (a duplicate) or the device holds
+ * VRNIC_OOO_DEVICE frames (then it is dropped like a packet past the
+ * slots). Those PSNs have a slot each; what else a slot holds is older
+ * than ePSN (its gap closed without it: the requester resent it) and goes.
  */
 static bool vrnic_rx_hold(VrnicXport *x, const uint8_t *frame,
                           const VrnicPkt *pkt)
@@ -638,11 +662,15 @@ static bool vrnic_rx_hold(VrnicXport *x, const uint8_t *frame,
     if (h && h->pkt.hdr.bth.psn == pkt->hdr.bth.psn) {
         return false;
     }
-    g_free(h);
+    vrnic_rx_held_free(x, i);
+    if (*x->dev_held >= VRNIC_OOO_DEVICE) {
+        return false;
+    }
     h = g_malloc(sizeof(*h) + pkt->len);
     h->pkt = *pkt;
     memcpy(h->frame, frame, pkt->len);
     x->held[i] = h;
+    (*x->dev_held)++;
     return true;
 }
 
@@ -657,23 +685,45 @@ static void vrnic_rx_qp(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
 static void vrnic_rx_replay_held(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
 {
     VrnicXport *x = qp->x;
+    bool replayed = false, more = false;
 
     if (x->replaying) {
         return;                 /* the outer call goes on */
     }
     x->replaying = true;
-    for (;;) {
+    while (vrnic_rx_held_next(x)) {
         unsigned i = x->epsn % VRNIC_OOO_SLOTS;
         VrnicHeld *h = x->held[i];
 
-        if (!h || h->pkt.hdr.bth.psn != x->epsn) {
-            break;
-        }
         x->held[i] = NULL;
+        (*x->dev_held)--;
         vrnic_rx_qp(core, qpn, h->frame, &h->pkt);
         g_free(h);
+        replayed = true;
     }
     x->replaying = false;
+    if (!replayed || qp->state < VRNIC_QPS_RTR || qp->state > VRNIC_QPS_SQE) {
+        return;
+    }
+    /*
+     * One answer for the hole and everything that went in after it, so the
+     * requester learns at once how far it got: a NAK for the next gap when
+     * packets past it are held too (it sends only that one again), else an
+     * ACK of the last packet in.
+     */
+    for (unsigned i = 0; i < VRNIC_OOO_SLOTS && !more; i++) {
+        more = x->held[i] &&
+               vrnic_psn_diff(x->held[i]->pkt.hdr.bth.psn, x->epsn) > 0;
+    }
+    if (more) {
+        x->nak_seq_sent = true;
+        x->nak_high = x->epsn;
+        core->stats.port[VRNIC_PORT_STAT_NAKS_SENT]++;
+        vrnic_resp_ack(qp, x->epsn, true, vrnic_nak_syn(VRNIC_NAK_PSN_SEQ));
+    } else {
+        vrnic_resp_ack(qp, vrnic_psn_add(x->epsn, VRNIC_IB_PSN_MASK), false, 0);
+    }
+    vrnic_resp_drain(core, qpn, qp);
 }
 
 static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
@@ -699,26 +749,29 @@ static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         return false;
     }
     if (d > 0 && d <= (int32_t)VRNIC_PSN_WINDOW) {
-        bool near = d <= VRNIC_OOO_SLOTS;
+        bool held = false;
 
-        if (near) {
-            /* Only late, perhaps: held (a copy once), the NAK waits. */
-            core->stats.port[VRNIC_PORT_STAT_RX_OUT_OF_SEQ]++;
-            if (vrnic_rx_hold(x, frame, pkt)) {
+        if (d <= (int32_t)VRNIC_OOO_SLOTS) {
+            /* Held (a copy once): it goes in when the gap closes. */
+            held = vrnic_rx_hold(x, frame, pkt);
+            if (held) {
+                core->stats.port[VRNIC_PORT_STAT_RX_OUT_OF_SEQ]++;
                 core->stats.port[VRNIC_PORT_STAT_RX_OOO_HELD]++;
                 trace_vrnic_rx_held(qpn, psn, x->epsn);
             }
-            if (!pkt->hdr.bth.ack_req) {
-                return false;
-            }
-        } else {
+        }
+        if (!held) {
             vrnic_rx_drop(core,
                           &core->stats.port[VRNIC_PORT_STAT_RX_OUT_OF_SEQ],
                           qpn, psn, "PSN gap");
         }
+        /* Only late, perhaps: the NAK waits. */
+        if (d <= (int32_t)VRNIC_OOO_NAK_AFTER && !pkt->hdr.bth.ack_req) {
+            return false;
+        }
         /*
          * One NAK per gap - and one more per resend pass that still leaves
-         * it open: a gap PSN more than VRNIC_OOO_SLOTS below the highest
+         * it open: a gap PSN more than VRNIC_OOO_NAK_AFTER below the highest
          * seen since the NAK means the requester went back, and its copy
          * of ePSN was lost too (without this NAK that loss would wait for
          * the requester's timer). A smaller step back is reordering on
@@ -727,7 +780,7 @@ static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
          * NAK costs it a retry.
          */
         if (x->nak_seq_sent &&
-            vrnic_psn_diff(x->nak_high, psn) > (int32_t)VRNIC_OOO_SLOTS) {
+            vrnic_psn_diff(x->nak_high, psn) > (int32_t)VRNIC_OOO_NAK_AFTER) {
             x->nak_seq_sent = false;
         }
         if (!x->nak_seq_sent || vrnic_psn_diff(psn, x->nak_high) > 0) {
@@ -1074,7 +1127,10 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     x->epsn = vrnic_psn_add(psn, 1);
     if (rc && pkt->hdr.bth.ack_req) {
         vrnic_resp_ack(qp, psn, false, 0);
-        vrnic_resp_drain(core, qpn, qp);
+        /* Held packets go in next: their answer goes for this one too. */
+        if (!x->replaying && !vrnic_rx_held_next(x)) {
+            vrnic_resp_drain(core, qpn, qp);
+        }
     }
 }
 

@@ -63,6 +63,7 @@ VrnicXport *vrnic_xport_new(VrnicCore *core)
     VrnicXport *x = g_malloc0(sizeof(*x) + n * sizeof(VrnicResp));
 
     x->q_size = n;
+    x->dev_held = &core->ooo_held;
     return x;
 }
 
@@ -78,9 +79,12 @@ void vrnic_xport_reset(VrnicQp *qp)
     VrnicXport *x = qp->x;
     uint32_t n = x->q_size;
 
+    uint32_t *dev_held = x->dev_held;
+
     vrnic_rx_held_clear(x);
     memset(x, 0, sizeof(*x) + n * sizeof(VrnicResp));
     x->q_size = n;
+    x->dev_held = dev_held;
 }
 
 void vrnic_xport_set_sq_psn(VrnicQp *qp, uint32_t psn)
@@ -117,7 +121,8 @@ void vrnic_xport_err(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
     x->rd_pending = 0;
     x->rd_new = 0;
     x->q_head = x->q_tail = 0;
-    x->rto_due = x->rnr_due = 0;
+    x->rto_due = x->rnr_due = x->early_due = 0;
+    x->rtt_timing = false;
     for (unsigned i = 0; i < VRNIC_TX_WINDOW; i++) {
         x->win[i].started = x->win[i].done = false;
     }
@@ -315,16 +320,49 @@ static bool vrnic_tx_outstanding(VrnicQp *qp)
     return false;
 }
 
-/* (Re)start the retransmit timer when something is outstanding. */
+/*
+ * (Re)start the retransmit timer when something is outstanding, and with
+ * it the early one: once the round trip is known, a stall longer than it
+ * (plus four deviations, within [VRNIC_TX_EARLY_MIN_NS, timeout / 2])
+ * goes back once before the QP's timeout expires. A lost NAK, a lost
+ * resent packet or a lost last packet then costs about a round trip, not
+ * the timeout, which only the expiry of the QP's timer counts as a retry.
+ */
 static void vrnic_tx_timer_restart(VrnicCore *core, VrnicQp *qp)
 {
     VrnicXport *x = qp->x;
-    int64_t rto = vrnic_tx_rto_ns(qp);
+    int64_t rto = vrnic_tx_rto_ns(qp), now = vrnic_now(core);
 
-    x->rto_due = 0;
-    if (rto && !x->rnr_due && vrnic_tx_outstanding(qp)) {
-        x->rto_due = vrnic_now(core) + rto;
-        vrnic_core_timer_arm(core, x->rto_due);
+    x->rto_due = x->early_due = 0;
+    if (!rto || x->rnr_due || !vrnic_tx_outstanding(qp)) {
+        return;
+    }
+    x->rto_due = now + rto;
+    vrnic_core_timer_arm(core, x->rto_due);
+    if (x->rtt_valid && !x->early_used) {
+        x->early_due = now + MIN(MAX(x->srtt + 4 * x->rttvar,
+                                     VRNIC_TX_EARLY_MIN_NS), rto / 2);
+        vrnic_core_timer_arm(core, x->early_due);
+    }
+}
+
+/* An ACK of the timed packet: a round trip sample (RFC 6298 weights). */
+static void vrnic_tx_rtt_sample(VrnicCore *core, VrnicXport *x)
+{
+    int64_t r;
+
+    if (!x->rtt_timing || vrnic_psn_diff(x->acked_psn, x->rtt_psn) < 0) {
+        return;
+    }
+    r = vrnic_now(core) - x->rtt_sent;
+    x->rtt_timing = false;
+    if (!x->rtt_valid) {
+        x->srtt = r;
+        x->rttvar = r / 2;
+        x->rtt_valid = true;
+    } else {
+        x->rttvar = (3 * x->rttvar + (x->srtt > r ? x->srtt - r : r - x->srtt)) / 4;
+        x->srtt = (7 * x->srtt + r) / 8;
     }
 }
 
@@ -336,6 +374,8 @@ static void vrnic_tx_progress(VrnicCore *core, VrnicQp *qp)
     x->retries = 0;
     x->rnr_retries = 0;
     x->gbn_valid = false;
+    x->early_used = false;
+    vrnic_tx_rtt_sample(core, x);
     vrnic_tx_timer_restart(core, qp);
 }
 
@@ -403,6 +443,8 @@ static void vrnic_tx_go_back(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     x->gbn_valid = true;
     x->gbn_psn = psn;
     x->gbn_resent = false;
+    x->rtt_timing = false;  /* an ACK now may answer either copy */
+    x->hole_mode = x->hole_pending = false;
     trace_vrnic_tx_go_back(qpn, psn, why,
                            qp->attr.retry_cnt - MIN(x->retries,
                                                     qp->attr.retry_cnt));
@@ -450,6 +492,79 @@ static void vrnic_tx_retry(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     vrnic_tx_go_back(core, qpn, qp, psn, single, why);
 }
 
+static VrnicSwqe *vrnic_tx_find_psn(VrnicQp *qp, uint32_t psn);
+
+/*
+ * Send again only the packet at psn, with AckReq (vrnic_tx_process), and
+ * wait for the answer: the responder holds what came after a gap
+ * (vrnic_rx.c), so its answer to the hole says how far it now has
+ * everything. An ACK short of what was sent means the rest is gone too (a
+ * responder that holds nothing, such as rdma_rxe, or later losses): the
+ * requester then goes back to the first PSN after it
+ * (vrnic_tx_hole_answered). A NAK names the next hole. If the resent
+ * packet or its answer is lost, the early timer resends it again.
+ */
+static void vrnic_tx_resend_hole(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                                 uint32_t psn, const char *why)
+{
+    VrnicXport *x = qp->x;
+    VrnicSwqe *s = vrnic_tx_find_psn(qp, psn);
+
+    if (!s || s->done || vrnic_psn_diff(psn, x->snd_max) >= 0) {
+        return;
+    }
+    if (!x->hole_mode) {
+        x->hole_mode = true;
+        x->hole_high = vrnic_psn_add(x->snd_max, VRNIC_IB_PSN_MASK);
+    }
+    x->hole_pending = true;
+    x->hole_psn = psn;
+    x->gbn_valid = true;
+    x->gbn_psn = psn;
+    x->gbn_resent = false;
+    x->rtt_timing = false;
+    trace_vrnic_tx_go_back(qpn, psn, why,
+                           qp->attr.retry_cnt - MIN(x->retries,
+                                                    qp->attr.retry_cnt));
+    vrnic_qp_set_pending(core, qp, true);
+}
+
+/* A NAK PSN Sequence Error: the responder misses psn. */
+static void vrnic_tx_retry_hole(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                                uint32_t psn)
+{
+    VrnicXport *x = qp->x;
+
+    /* Once per loss - unless the resent copy went out and was lost too. */
+    if (x->gbn_valid && x->gbn_psn == psn && !x->gbn_resent) {
+        return;
+    }
+    if (x->retries >= qp->attr.retry_cnt) {
+        vrnic_tx_exhausted(core, qpn, qp, VRNIC_WC_RETRY_EXC_ERR);
+        return;
+    }
+    x->retries++;
+    vrnic_tx_resend_hole(core, qpn, qp, psn, "NAK sequence error: the hole");
+}
+
+/* An answer past the hole: what the responder lacks after it is resent. */
+static void vrnic_tx_hole_answered(VrnicCore *core, uint32_t qpn,
+                                   VrnicQp *qp)
+{
+    VrnicXport *x = qp->x;
+
+    if (!x->hole_mode || x->hole_pending ||
+        vrnic_psn_diff(x->acked_psn, x->hole_psn) < 0) {
+        return;
+    }
+    x->hole_mode = false;
+    if (vrnic_psn_diff(x->acked_psn, x->hole_high) < 0) {
+        vrnic_tx_go_back(core, qpn, qp, vrnic_psn_add(x->acked_psn, 1), false,
+                         "after the hole");
+        x->gbn_valid = false;
+    }
+}
+
 /*
  * The oldest PSN nothing answered yet: a READ/atomic's (re)request PSN,
  * or the first unacknowledged packet of a SEND/WRITE. An ACK past an
@@ -494,6 +609,16 @@ void vrnic_xport_timer(VrnicCore *core, int64_t now)
             x->rnr_due = 0;
             vrnic_qp_set_pending(core, qp, true);
         }
+        if (x->early_due && x->early_due <= now) {
+            x->early_due = 0;
+            if (!x->rnr_due && vrnic_tx_outstanding(qp)) {
+                core->stats.port[VRNIC_PORT_STAT_EARLY_RETRANSMITS]++;
+                x->early_used = true;
+                vrnic_tx_resend_hole(core, qpn, qp,
+                                     vrnic_tx_oldest_psn(core, qp),
+                                     "early retransmit");
+            }
+        }
         if (x->rto_due && x->rto_due <= now) {
             x->rto_due = 0;
             if (vrnic_tx_outstanding(qp)) {
@@ -512,6 +637,9 @@ void vrnic_xport_timer(VrnicCore *core, int64_t now)
         }
         if (x->rto_due) {
             next = MIN(next, x->rto_due);
+        }
+        if (x->early_due) {
+            next = MIN(next, x->early_due);
         }
     }
     if (next != INT64_MAX) {
@@ -870,7 +998,9 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         /* AckReq on the last packet and every 16th PSN, so a long message
          * gets ACKs before the packet window closes. */
         h.bth.ack_req = rc && (last || (psn % VRNIC_TX_ACKREQ_EVERY) ==
-                                       VRNIC_TX_ACKREQ_EVERY - 1);
+                                       VRNIC_TX_ACKREQ_EVERY - 1 ||
+                               (qp->x->hole_pending &&
+                                psn == qp->x->hole_psn));
         h.bth.se = last && (s->hdr.flags & VRNIC_WQE_FLAG_SOLICITED) &&
                    (op == VRNIC_WQE_OP_SEND || op == VRNIC_WQE_OP_SEND_IMM ||
                     op == VRNIC_WQE_OP_SEND_INV ||
@@ -927,6 +1057,10 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 
             if (vrnic_psn_diff(psn, x->snd_max) < 0) {
                 core->stats.port[VRNIC_PORT_STAT_RETRANSMITS]++;
+            } else if (h.bth.ack_req && !x->rtt_timing) {
+                x->rtt_timing = true;
+                x->rtt_sent = vrnic_now(core);
+                x->rtt_psn = vrnic_op_is_rd(op) ? s->last_psn : psn;
             }
             if (vrnic_psn_diff(end, x->snd_max) > 0) {
                 x->snd_max = end;
@@ -948,6 +1082,31 @@ static void vrnic_tx_process(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
     /* Waiting out an RNR NAK: the timer re-kicks. */
     if (x->rnr_due) {
         return;
+    }
+    /* The one packet the responder misses, alone. */
+    if (x->hole_pending) {
+        VrnicSwqe *s = vrnic_tx_find_psn(qp, x->hole_psn);
+        unsigned one = 1;
+
+        /* An ACK past a READ/atomic does not answer it. */
+        if (s && !s->done && (vrnic_op_is_rd(s->hdr.opcode) ||
+                              vrnic_psn_diff(x->hole_psn, x->acked_psn) > 0)) {
+            uint32_t sent = s->sent;
+
+            s->sent = vrnic_op_is_rd(s->hdr.opcode) ? 0 :
+                      vrnic_psn_diff(x->hole_psn, s->first_psn);
+            vrnic_tx_send(core, qpn, qp, s, &one);
+            s->sent = MAX(sent, s->sent);
+            if (one) {
+                vrnic_qp_set_pending(core, qp, true);  /* no room yet */
+                return;
+            }
+            x->hole_pending = false;
+        } else {
+            /* Answered before it went out again (it was only late). */
+            x->hole_pending = false;
+            vrnic_tx_hole_answered(core, qpn, qp);
+        }
     }
     /* READ/atomics behind the cursor asked again (implied NAK). */
     for (uint16_t i = qp->sq.ci; x->resend && i != x->next; i++) {
@@ -1120,6 +1279,7 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         if (type == VRNIC_AETH_ACK) {
             if (vrnic_tx_ack_to(x, psn)) {
                 vrnic_tx_progress(core, qp);
+                vrnic_tx_hole_answered(core, qpn, qp);
             }
             vrnic_tx_implied_nak(core, qpn, qp, psn);
         } else if (type == VRNIC_AETH_RNR_NAK) {
@@ -1147,7 +1307,7 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                         qp->attr.rnr_retry - x->rnr_retries);
                 x->gbn_valid = false;
                 vrnic_tx_go_back(core, qpn, qp, psn, false, "RNR NAK");
-                x->rto_due = 0;
+                x->rto_due = x->early_due = 0;
                 x->rnr_due = vrnic_now(core) + wait;
                 vrnic_core_timer_arm(core, x->rnr_due);
             }
@@ -1160,8 +1320,7 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                 vrnic_tx_progress(core, qp);
             }
             if (vrnic_tx_outstanding(qp)) {
-                vrnic_tx_retry(core, qpn, qp, psn, false,
-                               "NAK sequence error");
+                vrnic_tx_retry_hole(core, qpn, qp, psn);
             }
         } else if (type == VRNIC_AETH_NAK) {
             s = vrnic_tx_find_psn(qp, psn);
@@ -1199,6 +1358,7 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 
             vrnic_tx_ack_to(x, psn);
             vrnic_tx_progress(core, qp);
+            vrnic_tx_hole_answered(core, qpn, qp);
             s->done = true;
             s->status = vrnic_sge_rw(core, qp, s, 0, (uint8_t *)&orig, 8,
                                      true) ? VRNIC_WC_SUCCESS :
@@ -1235,6 +1395,7 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
             /* A response answers every PSN up to its own. */
             vrnic_tx_ack_to(x, psn);
             vrnic_tx_progress(core, qp);
+            vrnic_tx_hole_answered(core, qpn, qp);
             if (plen && !vrnic_sge_rw(core, qp, s, s->rcvd,
                                       (uint8_t *)frame + pkt->payload_off,
                                       plen, true)) {

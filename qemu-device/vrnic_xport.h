@@ -3,36 +3,39 @@
  * state, the loopback queue, and the functions vrnic_tx.c (requester) and
  * vrnic_rx.c (receive routing, responder) share with the rest of the core.
  *
- * The wire is assumed lossless in this version: there is no retransmit
- * timer and no RNR retry yet (the next issue). What already holds:
+ * Recovery from loss (retransmission, the early retransmit, holding
+ * packets past a gap, duplicates, RNR) is described in
+ * Documentation/reliability.rst; the rules in brief:
  *  - PSNs are 24-bit and wrap; every comparison is a signed 24-bit
  *    difference (vrnic_psn_diff).
  *  - Responder PSN regions relative to the expected PSN e (RC):
- *      psn == e                      in order: executed
- *      e < psn <= e + 2^22           a gap: one NAK PSN-sequence-error
- *                                    (until an in-order packet arrives),
- *                                    the packet is dropped
- *      e - 2^22 <= psn < e           duplicate: re-ACKed (SEND/WRITE) or
- *                                    re-served (READ) without re-executing;
- *                                    duplicate atomics are dropped (no
- *                                    saved results yet)
+ *      psn == e                      in order: executed, then the packets
+ *                                    held after it
+ *      e < psn <= e + 2^22           a gap: held when within
+ *                                    VRNIC_OOO_SLOTS, else dropped; one
+ *                                    NAK PSN-sequence-error per gap
+ *      e - 2^22 <= psn < e           duplicate: re-ACKed (SEND/WRITE),
+ *                                    re-served (READ) or answered from the
+ *                                    result cache (atomics), never
+ *                                    executed again
  *      anything else                 out of window: dropped and counted
  *    UC: a PSN other than e drops the rest of the current message; the next
  *    FIRST/ONLY packet starts a new one (its PSN becomes e).
- *  - The requester keeps at most VRNIC_TX_WINDOW send WQEs in flight and at
- *    most max_rd_atomic (0 counts as 1) READ/atomic requests; FENCE waits
- *    for outstanding READ/atomics.
+ *  - The requester keeps at most VRNIC_TX_WINDOW send WQEs and
+ *    VRNIC_TX_PKT_WINDOW unacknowledged PSNs in flight and at most
+ *    max_rd_atomic (0 counts as 1) READ/atomic requests; FENCE waits for
+ *    outstanding READ/atomics. A sequence NAK resends the missing packet
+ *    alone; timeouts and implied NAKs go back to the oldest unanswered PSN.
  *  - ACK policy (responder): one ACK per packet with AckReq (the requester
- *    sets it on the last packet of every RC message), carrying the MSN and
- *    the credit code of the receive WQEs the RQ holds (0x1F with an SRQ).
- *    Responses (ACKs, NAKs, READ response streams, atomic ACKs) leave in
- *    request order through a per-QP queue; consecutive plain ACKs in it
- *    coalesce into the newest.
- *  - Received NAKs: REMOTE_ACCESS / INVALID_REQUEST / REMOTE_OPERATIONAL
- *    complete the WQE with REM_ACCESS_ERR / REM_INV_REQ_ERR / REM_OP_ERR
- *    (earlier WQEs complete successfully first) and move the QP to ERR,
- *    which flushes the rest. PSN-sequence and RNR NAKs are counted and
- *    traced only (retransmit and RNR retry are the next issue).
+ *    sets it on the last packet of every RC message and every 16th PSN),
+ *    carrying the MSN and the credit code of the receive WQEs the RQ holds
+ *    (0x1F with an SRQ). Responses (ACKs, NAKs, READ response streams,
+ *    atomic ACKs) leave in request order through a per-QP queue;
+ *    consecutive plain ACKs in it coalesce into the newest.
+ *  - Received error NAKs: REMOTE_ACCESS / INVALID_REQUEST /
+ *    REMOTE_OPERATIONAL complete the WQE with REM_ACCESS_ERR /
+ *    REM_INV_REQ_ERR / REM_OP_ERR (earlier WQEs complete successfully
+ *    first) and move the QP to ERR, which flushes the rest.
  *
  * Atomicity: the device core runs single-threaded in QEMU's main loop, so
  * the read-modify-write of an atomic (vrnic_rx.c) can never interleave with
@@ -60,17 +63,26 @@
 #define VRNIC_LOOP_SLOTS    64      /* loopback frames in flight */
 #define VRNIC_TX_PKT_WINDOW 64      /* unacknowledged request PSNs per QP */
 #define VRNIC_TX_ACKREQ_EVERY 16    /* AckReq also on every 16th PSN */
+/* Early retransmit: the floor of its timeout (the round trip estimate
+ * plus four deviations), ns; its ceiling is half the QP's timeout. */
+#define VRNIC_TX_EARLY_MIN_NS 1000000
 /* Atomic results kept for replays: as many as max-qp-rd-atom can have
  * unanswered (255), so a lost ATOMIC ACK can always be answered again. */
 #define VRNIC_ATOMIC_CACHE  256
 /*
- * Reordering the responder absorbs: RC request packets up to this many
- * PSNs past ePSN are held (a copy each) instead of dropped, and go in as
- * soon as the gap before them closes. The NAK for the gap waits until a
- * packet past them arrives or one asks for an answer (AckReq), so a packet
- * that is only late costs no go-back-N. At most this many frames per QP.
+ * Packets past a gap, at the responder: RC request packets up to
+ * VRNIC_OOO_SLOTS PSNs past ePSN are held (a copy each) instead of
+ * dropped, and go in as soon as the gap before them closes, so the
+ * requester only has to send the missing packet again. The NAK for the
+ * gap waits until a packet more than VRNIC_OOO_NAK_AFTER past ePSN
+ * arrives or one asks for an answer (AckReq): a packet that is only late
+ * (reordered by fewer places) costs nothing. The slots cover the
+ * requester's packet window; the device holds at most VRNIC_OOO_DEVICE
+ * frames over all QPs (beyond, gap packets are dropped as without).
  */
-#define VRNIC_OOO_SLOTS     8
+#define VRNIC_OOO_SLOTS     64
+#define VRNIC_OOO_NAK_AFTER 8
+#define VRNIC_OOO_DEVICE    1024
 
 /* A request packet held past a PSN gap: the parse result and the frame. */
 typedef struct VrnicHeld {
@@ -140,6 +152,19 @@ typedef struct VrnicXport {
     uint32_t gbn_psn;
     int64_t rto_due;        /* retransmit timer (device clock), 0: off */
     int64_t rnr_due;        /* RNR wait: nothing is sent before, 0: none */
+    /* Round trip estimate for the early retransmit (vrnic_tx.c). */
+    bool rtt_valid;         /* srtt/rttvar hold at least one sample */
+    int64_t srtt, rttvar;   /* ns */
+    bool rtt_timing;        /* a packet is being timed: */
+    int64_t rtt_sent;       /* ... when it left */
+    uint32_t rtt_psn;       /* ... its PSN: an ACK of it is a sample */
+    int64_t early_due;      /* early retransmit timer, 0: off */
+    bool early_used;        /* went back early, no progress since */
+    /* Resending only the packet the responder misses (vrnic_tx.c). */
+    bool hole_mode;         /* waiting for the answer to a hole's resend */
+    bool hole_pending;      /* hole_psn is still to be sent again */
+    uint32_t hole_psn;
+    uint32_t hole_high;     /* the newest PSN sent when the hole was found */
     VrnicSwqe win[VRNIC_TX_WINDOW];
 
     /* responder */
@@ -148,6 +173,7 @@ typedef struct VrnicXport {
     bool nak_seq_sent;
     uint32_t nak_high;      /* highest gap PSN since that NAK */
     VrnicHeld *held[VRNIC_OOO_SLOTS];   /* by PSN % VRNIC_OOO_SLOTS */
+    uint32_t *dev_held;     /* the device's count of held frames */
     bool replaying;         /* held packets are going in */
     uint8_t in_msg;         /* VRNIC_MSG_*: message in progress */
     bool have_rwqe;         /* a receive WQE is held for the message */

@@ -144,7 +144,7 @@ if [ "$faults" != none ]; then
 	# Client-side port counters of the faulted run: what was injected and
 	# how the transport recovered.
 	grep -h '^counters:' "$out/vrnic-faults.log" | tr ' ' '\n' |
-		awk '/^(retransmits|timeouts|seq_naks_rcvd|implied_naks|fault_[a-z]+)$/ { k = $0; next }
+		awk '/^(retransmits|timeouts|early_retransmits|seq_naks_rcvd|implied_naks|fault_[a-z]+)$/ { k = $0; next }
 		     k { printf "%s %s  ", k, $0; k = "" } END { print "" }'
 fi
 echo "host: $machine; load average $(cut -d' ' -f1-3 /proc/loadavg); logs in $out/"

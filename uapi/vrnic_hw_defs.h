@@ -487,6 +487,7 @@ enum vrnic_port_stat {
 	VRNIC_PORT_STAT_FAULT_DELAYS,
 	/* interface 1.3 */
 	VRNIC_PORT_STAT_RX_OOO_HELD,	/* RC packets held past a gap, not NAKed */
+	VRNIC_PORT_STAT_EARLY_RETRANSMITS, /* go-backs on the early timer */
 	VRNIC_PORT_STAT_NUM
 };
 

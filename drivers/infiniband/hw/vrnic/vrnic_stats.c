@@ -62,6 +62,7 @@ static const struct rdma_stat_desc vrnic_port_stats_descs[] = {
 	[VRNIC_PORT_STAT_FAULT_CORRUPTS].name = "fault_corrupts",
 	[VRNIC_PORT_STAT_FAULT_DELAYS].name = "fault_delays",
 	[VRNIC_PORT_STAT_RX_OOO_HELD].name = "rx_ooo_held",
+	[VRNIC_PORT_STAT_EARLY_RETRANSMITS].name = "early_retransmits",
 };
 
 static_assert(ARRAY_SIZE(vrnic_port_stats_descs) == VRNIC_PORT_STAT_NUM);
