@@ -361,7 +361,9 @@ static void vrnic_tx_rtt_sample(VrnicCore *core, VrnicXport *x)
         x->rttvar = r / 2;
         x->rtt_valid = true;
     } else {
-        x->rttvar = (3 * x->rttvar + (x->srtt > r ? x->srtt - r : r - x->srtt)) / 4;
+        int64_t dev = x->srtt > r ? x->srtt - r : r - x->srtt;
+
+        x->rttvar = (3 * x->rttvar + dev) / 4;
         x->srtt = (7 * x->srtt + r) / 8;
     }
 }
@@ -1092,11 +1094,17 @@ static void vrnic_tx_process(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
         if (s && !s->done && (vrnic_op_is_rd(s->hdr.opcode) ||
                               vrnic_psn_diff(x->hole_psn, x->acked_psn) > 0)) {
             uint32_t sent = s->sent;
+            VrnicTxRes r;
 
             s->sent = vrnic_op_is_rd(s->hdr.opcode) ? 0 :
                       vrnic_psn_diff(x->hole_psn, s->first_psn);
-            vrnic_tx_send(core, qpn, qp, s, &one);
+            r = vrnic_tx_send(core, qpn, qp, s, &one);
             s->sent = MAX(sent, s->sent);
+            if (r == VRNIC_TX_FAIL || r == VRNIC_TX_GONE) {
+                x->hole_pending = false;
+                vrnic_tx_complete(core, qpn, qp);   /* in order, then ERR */
+                return;
+            }
             if (one) {
                 vrnic_qp_set_pending(core, qp, true);  /* no room yet */
                 return;
