@@ -241,9 +241,11 @@ static void vrnic_resp_ack(VrnicQp *qp, uint32_t psn, bool nak, uint8_t syn)
      * An ACK replaces a queued plain ACK, or a PSN-sequence NAK once the gap
      * closed (an in-order packet cleared nak_seq_sent; a duplicate's ACK
      * does not). A PSN-sequence NAK replaces a queued plain ACK or
-     * PSN-sequence NAK: it acknowledges everything before its PSN. So
-     * between two READ/atomic entries there is at most one ACK/NAK, and the
-     * queue (2 * max_qp_rd_atom + 2) cannot overflow.
+     * PSN-sequence NAK: it acknowledges everything before its PSN. An RNR
+     * or error NAK is never replaced. The queue (vrnic_xport_new) has room
+     * for every READ/atomic entry and an ACK/NAK after each; when it is
+     * full anyway, vrnic_resp_push refuses and the answer is not sent (the
+     * requester's timer covers it).
      */
     if (x->q_tail != x->q_head) {
         bool seq = syn == vrnic_nak_syn(VRNIC_NAK_PSN_SEQ);
@@ -705,6 +707,16 @@ static void vrnic_rx_replay_held(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
     if (!replayed || qp->state < VRNIC_QPS_RTR || qp->state > VRNIC_QPS_SQE) {
         return;
     }
+    /* A SEND found no receive WQE: the RNR NAK is the answer. */
+    if (x->q_tail != x->q_head) {
+        const VrnicResp *e = &x->q[(x->q_tail - 1) % x->q_size];
+
+        if (e->kind == VRNIC_RESP_ACK && e->nak &&
+            e->syndrome != vrnic_nak_syn(VRNIC_NAK_PSN_SEQ)) {
+            vrnic_resp_drain(core, qpn, qp);
+            return;
+        }
+    }
     /*
      * One answer for the hole and everything that went in after it, so the
      * requester learns at once how far it got: a NAK for the next gap when
@@ -1125,12 +1137,16 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         return;
     }
     x->epsn = vrnic_psn_add(psn, 1);
-    if (rc && pkt->hdr.bth.ack_req) {
+    /*
+     * Held packets going in now or next are answered together when the
+     * replay ends (vrnic_rx_replay_held): an ACK queued now would leave
+     * ahead of the READ responses the replay queues, and tell the
+     * requester that the responder got no further.
+     */
+    if (rc && pkt->hdr.bth.ack_req && !x->replaying &&
+        !vrnic_rx_held_next(x)) {
         vrnic_resp_ack(qp, psn, false, 0);
-        /* Held packets go in next: their answer goes for this one too. */
-        if (!x->replaying && !vrnic_rx_held_next(x)) {
-            vrnic_resp_drain(core, qpn, qp);
-        }
+        vrnic_resp_drain(core, qpn, qp);
     }
 }
 

@@ -78,8 +78,7 @@ void vrnic_xport_reset(VrnicQp *qp)
 {
     VrnicXport *x = qp->x;
     uint32_t n = x->q_size;
-
-    uint32_t *dev_held = x->dev_held;
+    uint32_t *dev_held = x->dev_held;   /* the device's, not the QP's */
 
     vrnic_rx_held_clear(x);
     memset(x, 0, sizeof(*x) + n * sizeof(VrnicResp));
@@ -117,6 +116,8 @@ void vrnic_xport_err(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
      * what the transport held is forgotten. PSNs stay as they were. */
     x->have_rwqe = false;
     x->in_msg = VRNIC_MSG_NONE;
+    vrnic_rx_held_clear(x);
+    x->hole_mode = x->hole_pending = false;
     x->rd_out = 0;
     x->rd_pending = 0;
     x->rd_new = 0;
@@ -531,11 +532,28 @@ static void vrnic_tx_resend_hole(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     vrnic_qp_set_pending(core, qp, true);
 }
 
-/* A NAK PSN Sequence Error: the responder misses psn. */
+/*
+ * A NAK PSN Sequence Error: the responder misses psn. A SEND/WRITE packet
+ * is sent again alone; a lost READ/atomic request goes back (go-back-N):
+ * its answer is a response stream, not an ACK that tells how far the
+ * responder got.
+ */
 static void vrnic_tx_retry_hole(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                 uint32_t psn)
 {
     VrnicXport *x = qp->x;
+    VrnicSwqe *s = vrnic_tx_find_psn(qp, psn);
+
+    /* A copy (duplicated, or late) of a NAK already answered, or one
+     * for no packet sent: nothing to resend, no retry spent. */
+    if (vrnic_psn_diff(psn, x->acked_psn) <= 0 || !s || s->done ||
+        vrnic_psn_diff(psn, x->snd_max) >= 0) {
+        return;
+    }
+    if (s && vrnic_op_is_rd(s->hdr.opcode)) {
+        vrnic_tx_retry(core, qpn, qp, psn, false, "NAK sequence error");
+        return;
+    }
 
     /* Once per loss - unless the resent copy went out and was lost too. */
     if (x->gbn_valid && x->gbn_psn == psn && !x->gbn_resent) {
@@ -549,7 +567,12 @@ static void vrnic_tx_retry_hole(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     vrnic_tx_resend_hole(core, qpn, qp, psn, "NAK sequence error: the hole");
 }
 
-/* An answer past the hole: what the responder lacks after it is resent. */
+/*
+ * An ACK past the hole: what the responder lacks after it is resent. Only
+ * an ACK counts, not a READ response or ATOMIC ACK: a responder that held
+ * READ requests after the hole streams their responses before the ACK
+ * that ends its replay.
+ */
 static void vrnic_tx_hole_answered(VrnicCore *core, uint32_t qpn,
                                    VrnicQp *qp)
 {
@@ -560,9 +583,15 @@ static void vrnic_tx_hole_answered(VrnicCore *core, uint32_t qpn,
         return;
     }
     x->hole_mode = false;
+    /*
+     * Packets after the answer may still be on the wire if the hole was
+     * only late (reordered past the NAK threshold); then some of this
+     * resend is duplicates, answered as such.
+     */
     if (vrnic_psn_diff(x->acked_psn, x->hole_high) < 0) {
         vrnic_tx_go_back(core, qpn, qp, vrnic_psn_add(x->acked_psn, 1), false,
                          "after the hole");
+        /* Part of the same loss: a NAK for that PSN is a new one. */
         x->gbn_valid = false;
     }
 }
@@ -614,11 +643,19 @@ void vrnic_xport_timer(VrnicCore *core, int64_t now)
         if (x->early_due && x->early_due <= now) {
             x->early_due = 0;
             if (!x->rnr_due && vrnic_tx_outstanding(qp)) {
+                uint32_t psn = vrnic_tx_oldest_psn(core, qp);
+                VrnicSwqe *s = vrnic_tx_find_psn(qp, psn);
+
                 core->stats.port[VRNIC_PORT_STAT_EARLY_RETRANSMITS]++;
                 x->early_used = true;
-                vrnic_tx_resend_hole(core, qpn, qp,
-                                     vrnic_tx_oldest_psn(core, qp),
+                if (s && vrnic_op_is_rd(s->hdr.opcode)) {
+                    /* Only that READ/atomic is asked again. */
+                    vrnic_tx_go_back(core, qpn, qp, psn, true,
                                      "early retransmit");
+                } else {
+                    vrnic_tx_resend_hole(core, qpn, qp, psn,
+                                         "early retransmit");
+                }
             }
         }
         if (x->rto_due && x->rto_due <= now) {
@@ -961,11 +998,15 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         if (!*budget) {
             return VRNIC_TX_MORE;
         }
-        /* Bounded new PSNs in flight: wait for ACKs (they re-kick). A
-         * resend (below snd_max) never waits. */
+        /*
+         * Bounded new PSNs in flight: wait for ACKs (they re-kick). A
+         * resend (below snd_max) never waits. While a hole is resent, no
+         * new PSN goes out either: a responder that holds nothing past a
+         * gap (rdma_rxe) would take it for a new gap and NAK again.
+         */
         if (rc && vrnic_psn_diff(psn, qp->x->snd_max) >= 0 &&
-            vrnic_psn_diff(psn, qp->x->acked_psn) >
-            (int32_t)VRNIC_TX_PKT_WINDOW) {
+            (qp->x->hole_mode || vrnic_psn_diff(psn, qp->x->acked_psn) >
+                                 (int32_t)VRNIC_TX_PKT_WINDOW)) {
             return VRNIC_TX_STOP;
         }
         if (!vrnic_xport_addr(core, av, qpn, dqpn, &a, &loop)) {
@@ -1062,7 +1103,7 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
             } else if (h.bth.ack_req && !x->rtt_timing) {
                 x->rtt_timing = true;
                 x->rtt_sent = vrnic_now(core);
-                x->rtt_psn = vrnic_op_is_rd(op) ? s->last_psn : psn;
+                x->rtt_psn = psn;   /* a READ: its first response */
             }
             if (vrnic_psn_diff(end, x->snd_max) > 0) {
                 x->snd_max = end;
@@ -1101,7 +1142,11 @@ static void vrnic_tx_process(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
             r = vrnic_tx_send(core, qpn, qp, s, &one);
             s->sent = MAX(sent, s->sent);
             if (r == VRNIC_TX_FAIL || r == VRNIC_TX_GONE) {
-                x->hole_pending = false;
+                x->hole_pending = x->hole_mode = false;
+                /* The WQE at the cursor (not all sent yet) is done too. */
+                if (vrnic_tx_slot(qp, x->next) == s) {
+                    x->next++;
+                }
                 vrnic_tx_complete(core, qpn, qp);   /* in order, then ERR */
                 return;
             }
@@ -1287,8 +1332,9 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         if (type == VRNIC_AETH_ACK) {
             if (vrnic_tx_ack_to(x, psn)) {
                 vrnic_tx_progress(core, qp);
-                vrnic_tx_hole_answered(core, qpn, qp);
             }
+            /* READ responses may have moved acked_psn past the hole. */
+            vrnic_tx_hole_answered(core, qpn, qp);
             vrnic_tx_implied_nak(core, qpn, qp, psn);
         } else if (type == VRNIC_AETH_RNR_NAK) {
             core->stats.port[VRNIC_PORT_STAT_RNR_NAKS_RCVD]++;
@@ -1366,7 +1412,6 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 
             vrnic_tx_ack_to(x, psn);
             vrnic_tx_progress(core, qp);
-            vrnic_tx_hole_answered(core, qpn, qp);
             s->done = true;
             s->status = vrnic_sge_rw(core, qp, s, 0, (uint8_t *)&orig, 8,
                                      true) ? VRNIC_WC_SUCCESS :
@@ -1403,7 +1448,6 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
             /* A response answers every PSN up to its own. */
             vrnic_tx_ack_to(x, psn);
             vrnic_tx_progress(core, qp);
-            vrnic_tx_hole_answered(core, qpn, qp);
             if (plen && !vrnic_sge_rw(core, qp, s, s->rcvd,
                                       (uint8_t *)frame + pkt->payload_off,
                                       plen, true)) {
@@ -1424,6 +1468,10 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         return;
     }
     vrnic_tx_complete(core, qpn, qp);
+    /* Everything sent is answered: no hole is left to wait for. */
+    if (x->hole_mode && !x->hole_pending && !vrnic_tx_outstanding(qp)) {
+        x->hole_mode = false;
+    }
     if (qp->state == VRNIC_QPS_RTS && x->next != qp->sq.pi) {
         vrnic_qp_set_pending(core, qp, true);
     }

@@ -947,6 +947,222 @@ TEST_F(pair, lost_nak_costs_a_round_trip_not_the_timeout)
     ASSERT_GT(4096ll << 14, self->a.f->now_ns);
 }
 
+/* B's output captured, to be handed to A one frame at a time. */
+typedef struct Captured {
+    unsigned n, head;
+    size_t len[512];
+    uint8_t *fr[512];
+} Captured;
+
+static bool capture(FakeBus *from, uint8_t *frame, size_t *len, void *arg)
+{
+    Captured *c = arg;
+
+    if (c->n < ARRAY_SIZE(c->fr)) {
+        c->fr[c->n] = malloc(*len);
+        if (!c->fr[c->n]) {
+            abort();
+        }
+        memcpy(c->fr[c->n], frame, *len);
+        c->len[c->n++] = *len;
+    }
+    return false;
+}
+
+static void captured_free(Captured *c)
+{
+    for (unsigned i = 0; i < c->n; i++) {
+        free(c->fr[i]);
+    }
+}
+
+/*
+ * Run A until ncqe send completions (all successful): B's answers reach A
+ * one at a time, A running after each, then timers.
+ */
+static int one_answer_at_a_time(struct __test_metadata *_metadata, Node *A,
+                                Captured *c, unsigned ncqe)
+{
+    struct vrnic_cqe e;
+    unsigned got = 0;
+
+    for (unsigned i = 0; got < ncqe; i++) {
+        ASSERT_GT(5000, i);         /* bounded: a hang is a failure */
+        while (poll(A, true, &e)) {
+            ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+            got++;
+        }
+        if (got == ncqe) {
+            break;
+        }
+        fake_settle(A->f);
+        if (c->head < c->n) {
+            fake_wire_put(A->f, c->fr[c->head], c->len[c->head]);
+            c->head++;
+            fake_settle(A->f);
+        } else {
+            ASSERT_TRUE(fake_fire_timer(A->f));
+        }
+    }
+    return 0;
+}
+
+/*
+ * WRITE (4 packets), READ of rdlen bytes, WRITE (14 packets), A's frame
+ * `lost` lost; returns A's retransmissions for it.
+ */
+static uint64_t write_read_write(struct __test_metadata *_metadata, Node *A,
+                                 Node *B, unsigned lost, uint32_t rdlen)
+{
+    uint32_t len = 64 * 256;
+    uint64_t src = buf_alloc(A, len), dst = buf_alloc(B, len);
+    uint64_t rd = buf_alloc(A, len);
+    Sg w1 = { src, 4 * 256, mr_any(A, 0, src, len) };
+    Sg w2 = { src, 14 * 256, w1.key };
+    Sg r = { rd, rdlen, mr_any(A, VRNIC_ACCESS_LOCAL_WRITE, rd, len) };
+    uint32_t rkey = mr_any(B, ACC_ALL, dst, len);
+    Script sc = { .lost = lost };
+    Captured c = { 0 };
+    uint64_t before = A->f->core.stats.port[VRNIC_PORT_STAT_RETRANSMITS];
+    uint64_t replays = B->f->core.stats.port[VRNIC_PORT_STAT_READ_REPLAYS];
+    uint64_t timeouts = A->f->core.stats.port[VRNIC_PORT_STAT_TIMEOUTS];
+    Qp qa, qb;
+
+    qp_new(&qa, A, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, B, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 1, 0x10, 0x20);
+    fill(A, src, len, 3);
+    A->f->wire_hook = scripted;
+    A->f->hook_arg = &sc;
+    B->f->wire_hook = capture;
+    B->f->hook_arg = &c;
+    post_send(&qa, 1, VRNIC_WQE_OP_RDMA_WRITE, 0, &w1, 1, dst, rkey, 0,
+              NULL, 0);
+    post_send(&qa, 2, VRNIC_WQE_OP_RDMA_READ, 0, &r, 1, dst, rkey, 0,
+              NULL, 0);
+    post_send(&qa, 3, VRNIC_WQE_OP_RDMA_WRITE, 0, &w2, 1, dst + 4096, rkey,
+              0, NULL, 0);
+    EXPECT_EQ(0, one_answer_at_a_time(_metadata, A, &c, 3));
+    A->f->wire_hook = B->f->wire_hook = NULL;
+    captured_free(&c);
+    EXPECT_EQ(replays, B->f->core.stats.port[VRNIC_PORT_STAT_READ_REPLAYS]);
+    EXPECT_EQ(timeouts, A->f->core.stats.port[VRNIC_PORT_STAT_TIMEOUTS]);
+    return A->f->core.stats.port[VRNIC_PORT_STAT_RETRANSMITS] - before;
+}
+
+/*
+ * A READ among the held packets: its responses leave before the answer
+ * that ends the replay, and no ACK from inside the replay goes ahead of
+ * them, so the lost packet is still the only one resent.
+ */
+TEST_F(pair, hole_before_a_held_read_is_resent_alone)
+{
+    ASSERT_EQ(1, write_read_write(_metadata, &self->a, &self->b, 2, 256));
+    ASSERT_EQ(1, write_read_write(_metadata, &self->a, &self->b, 2, 1024));
+}
+
+/* A lost READ request goes back: its answer is a stream, not an ACK. */
+TEST_F(pair, lost_read_request_goes_back)
+{
+    uint64_t n = write_read_write(_metadata, &self->a, &self->b, 5, 1024);
+
+    ASSERT_LT(0, n);
+    ASSERT_GE(15, n);       /* the READ and the WRITE after it */
+}
+
+/* A copy of a NAK that was answered already sends nothing again. */
+TEST_F(pair, stale_nak_is_ignored)
+{
+    Node *A = &self->a, *B = &self->b;
+    uint32_t len = 100 * 256;
+    uint64_t src = buf_alloc(A, len), dst = buf_alloc(B, len);
+    Sg s = { src, len, mr_any(A, 0, src, len) };
+    uint32_t rkey = mr_any(B, ACC_ALL, dst, len);
+    const uint64_t *ca = A->f->core.stats.port;
+    Script sc = { .lost = 2 };
+    Captured c = { 0 };
+    struct vrnic_cqe e;
+    uint64_t before;
+    Qp qa, qb;
+
+    qp_new(&qa, A, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, B, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 1, 0x10, 0x20);
+    A->f->wire_hook = scripted;
+    A->f->hook_arg = &sc;
+    B->f->wire_hook = capture;
+    B->f->hook_arg = &c;
+    post_send(&qa, 1, VRNIC_WQE_OP_RDMA_WRITE, 0, &s, 1, dst, rkey, 0, NULL,
+              0);
+    fake_settle(A->f);
+    ASSERT_LE(1, c.n);      /* the NAK */
+    fake_wire_put(A->f, c.fr[0], c.len[0]);
+    fake_settle(A->f);
+    ASSERT_LE(2, c.n);      /* the answer to the hole */
+    fake_wire_put(A->f, c.fr[1], c.len[1]);
+    fake_settle(A->f);
+    before = ca[VRNIC_PORT_STAT_RETRANSMITS];
+    fake_wire_put(A->f, c.fr[0], c.len[0]);     /* the NAK again, late */
+    fake_settle(A->f);
+    ASSERT_EQ(before, ca[VRNIC_PORT_STAT_RETRANSMITS]);
+    c.head = c.n;
+    for (unsigned i = 0; !poll(A, true, &e); i++) {
+        ASSERT_GT(1000, i);
+        if (c.head < c.n) {
+            fake_wire_put(A->f, c.fr[c.head], c.len[c.head]);
+            c.head++;
+            fake_settle(A->f);
+        } else {
+            ASSERT_TRUE(fake_fire_timer(A->f));
+        }
+    }
+    A->f->wire_hook = B->f->wire_hook = NULL;
+    captured_free(&c);
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+}
+
+/*
+ * The resent hole's WQE fails (its MR is gone) while it is still the one
+ * being sent (the packet window stopped it): it completes with
+ * LOC_PROT_ERR at once, the QP goes to ERR.
+ */
+TEST_F(pair, failed_hole_resend_completes_the_wqe)
+{
+    Node *A = &self->a, *B = &self->b;
+    uint32_t len = 100 * 256;
+    uint64_t src = buf_alloc(A, len), dst = buf_alloc(B, len);
+    uint32_t lkey = mr_any(A, 0, src, len);
+    Sg s = { src, len, lkey };
+    uint32_t rkey = mr_any(B, ACC_ALL, dst, len);
+    Script sc = { .lost = 2 };
+    Captured c = { 0 };
+    struct vrnic_cqe e;
+    Qp qa, qb;
+
+    qp_new(&qa, A, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, B, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 1, 0x10, 0x20);
+    A->f->wire_hook = scripted;
+    A->f->hook_arg = &sc;
+    B->f->wire_hook = capture;
+    B->f->hook_arg = &c;
+    post_send(&qa, 1, VRNIC_WQE_OP_RDMA_WRITE, 0, &s, 1, dst, rkey, 0, NULL,
+              0);
+    fake_settle(A->f);
+    ASSERT_EQ(0, destroy(A->f, VRNIC_AQ_OP_DEREG_MR, lkey));
+    for (unsigned i = 0; !poll(A, true, &e); i++) {
+        ASSERT_GT(200, i);
+        ASSERT_GT(c.n, c.head);     /* no timer needed */
+        fake_wire_put(A->f, c.fr[c.head], c.len[c.head]);
+        c.head++;
+        fake_settle(A->f);
+    }
+    A->f->wire_hook = B->f->wire_hook = NULL;
+    captured_free(&c);
+    ASSERT_EQ(VRNIC_WC_LOC_PROT_ERR, e.status);
+    ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&qa));
+}
+
 TEST(loopback_one_device)
 {
     Node A;
@@ -1369,6 +1585,67 @@ TEST(lossy_rc_many_seeds)
  * 1024) on a lossy wire: READ suffix retries deep inside the response
  * range, and WRITEs paced by the window.
  */
+/*
+ * SENDs of 64 KiB, eight at a time: the requester's packet window is full
+ * all the time, and every loss is found in the middle of it. At twice
+ * make check's fault rates (both ports), for twelve seeds, every SEND
+ * completes successfully with its data.
+ */
+TEST(lossy_rc_full_window_sends)
+{
+    const uint32_t len = 64 * 1024, n = 8;
+
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        Node a, b;
+        Qp qa, qb;
+        uint64_t src, rbuf;
+        uint32_t lsrc, lrbuf;
+
+        node_init(&a, 1, false);
+        node_init(&b, 2, false);
+        fake_link(a.f, b.f);
+        src = buf_alloc(&a, n * len);
+        rbuf = buf_alloc(&b, n * len);
+        lsrc = mr_any(&a, 0, src, n * len);
+        lrbuf = mr_any(&b, VRNIC_ACCESS_LOCAL_WRITE, rbuf, n * len);
+        qp_new(&qa, &a, VRNIC_QP_TYPE_RC, 0);
+        qp_new(&qb, &b, VRNIC_QP_TYPE_RC, 0);
+        connect(&qa, &qb, 3, 0x100, 0x200);
+        set_faults(&a, 20000, 20000, 2000, 2000, seed);
+        set_faults(&b, 20000, 20000, 2000, 2000, seed ^ 0x5555);
+        for (unsigned round = 0; round < 4; round++) {
+            struct vrnic_cqe e;
+
+            for (unsigned k = 0; k < n; k++) {
+                Sg s = { src + (uint64_t)k * len, len, lsrc };
+                Sg rv = { rbuf + (uint64_t)k * len, len, lrbuf };
+
+                fill(&a, s.addr, len, round * n + k + (uint32_t)seed);
+                post_recv(&qb, k, &rv, 1);
+                post_send(&qa, k, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0,
+                          NULL, 0);
+            }
+            run_lossy(&a);
+            for (unsigned k = 0; k < n; k++) {
+                ASSERT_TRUE(poll(&a, true, &e)) {
+                    TH_LOG("seed %" PRIu64 " round %u: %u of %u sends done",
+                           seed, round, k, n);
+                }
+                ASSERT_EQ(VRNIC_WC_SUCCESS, e.status) {
+                    TH_LOG("seed %" PRIu64 " round %u send %u", seed, round,
+                           k);
+                }
+                ASSERT_TRUE(poll(&b, false, &e));
+                ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+            }
+            ASSERT_EQ(0, memcmp(fake_ptr(a.f, src), fake_ptr(b.f, rbuf),
+                                n * len));
+        }
+        fake_free(a.f);
+        fake_free(b.f);
+    }
+}
+
 TEST_F(pair, lossy_rc_long_messages)
 {
     const uint32_t len = 1u << 20;
