@@ -393,6 +393,22 @@ static uint32_t vrnic_tx_rd_psn(const VrnicCore *core, const VrnicQp *qp,
                          s->rcvd / vrnic_xport_pmtu(core, qp));
 }
 
+/* Sending again from psn is decided: note it, trace it, kick the QP. */
+static void vrnic_tx_resend_from(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                                 uint32_t psn, const char *why)
+{
+    VrnicXport *x = qp->x;
+
+    x->gbn_valid = true;
+    x->gbn_psn = psn;
+    x->gbn_resent = false;
+    x->rtt_timing = false;  /* an ACK now may answer either copy */
+    trace_vrnic_tx_go_back(qpn, psn, why,
+                           qp->attr.retry_cnt - MIN(x->retries,
+                                                    qp->attr.retry_cnt));
+    vrnic_qp_set_pending(core, qp, true);
+}
+
 /*
  * Go-back-N: send again from psn, the oldest PSN the responder has not
  * answered. The WQE holding psn resends from that packet (a READ asks for
@@ -443,15 +459,8 @@ static void vrnic_tx_go_back(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (!found) {
         return;
     }
-    x->gbn_valid = true;
-    x->gbn_psn = psn;
-    x->gbn_resent = false;
-    x->rtt_timing = false;  /* an ACK now may answer either copy */
     x->hole_mode = x->hole_pending = false;
-    trace_vrnic_tx_go_back(qpn, psn, why,
-                           qp->attr.retry_cnt - MIN(x->retries,
-                                                    qp->attr.retry_cnt));
-    vrnic_qp_set_pending(core, qp, true);
+    vrnic_tx_resend_from(core, qpn, qp, psn, why);
 }
 
 /* Retries used up: the oldest unfinished WQE fails, the QP goes to ERR. */
@@ -522,14 +531,7 @@ static void vrnic_tx_resend_hole(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     }
     x->hole_pending = true;
     x->hole_psn = psn;
-    x->gbn_valid = true;
-    x->gbn_psn = psn;
-    x->gbn_resent = false;
-    x->rtt_timing = false;
-    trace_vrnic_tx_go_back(qpn, psn, why,
-                           qp->attr.retry_cnt - MIN(x->retries,
-                                                    qp->attr.retry_cnt));
-    vrnic_qp_set_pending(core, qp, true);
+    vrnic_tx_resend_from(core, qpn, qp, psn, why);
 }
 
 /*
