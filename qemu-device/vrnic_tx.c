@@ -485,23 +485,35 @@ static void vrnic_tx_exhausted(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     }
 }
 
-/* A loss the requester learned of (NAK, implied NAK, timeout): resend
- * from psn, within the retry budget (retry_cnt; 7 is 7 retries). */
-static void vrnic_tx_retry(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
-                           uint32_t psn, bool single, const char *why)
+/*
+ * A loss at psn is to be recovered: true if that spends a retry of the
+ * budget (retry_cnt; 7 is 7 retries), false if it is a repeat of the last
+ * one (once per loss - unless the resent copy went out and was lost too)
+ * or the budget is used up (the oldest WQE then fails).
+ */
+static bool vrnic_tx_spend_retry(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                                 uint32_t psn)
 {
     VrnicXport *x = qp->x;
 
-    /* Once per loss - unless the resent copy went out and was lost too. */
     if (x->gbn_valid && x->gbn_psn == psn && !x->gbn_resent) {
-        return;
+        return false;
     }
     if (x->retries >= qp->attr.retry_cnt) {
         vrnic_tx_exhausted(core, qpn, qp, VRNIC_WC_RETRY_EXC_ERR);
-        return;
+        return false;
     }
     x->retries++;
-    vrnic_tx_go_back(core, qpn, qp, psn, single, why);
+    return true;
+}
+
+/* A loss the requester learned of (NAK, implied NAK, timeout): go back. */
+static void vrnic_tx_retry(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                           uint32_t psn, bool single, const char *why)
+{
+    if (vrnic_tx_spend_retry(core, qpn, qp, psn)) {
+        vrnic_tx_go_back(core, qpn, qp, psn, single, why);
+    }
 }
 
 static VrnicSwqe *vrnic_tx_find_psn(VrnicQp *qp, uint32_t psn);
@@ -552,21 +564,12 @@ static void vrnic_tx_retry_hole(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         vrnic_psn_diff(psn, x->snd_max) >= 0) {
         return;
     }
-    if (s && vrnic_op_is_rd(s->hdr.opcode)) {
+    if (vrnic_op_is_rd(s->hdr.opcode)) {
         vrnic_tx_retry(core, qpn, qp, psn, false, "NAK sequence error");
-        return;
+    } else if (vrnic_tx_spend_retry(core, qpn, qp, psn)) {
+        vrnic_tx_resend_hole(core, qpn, qp, psn,
+                             "NAK sequence error: the hole");
     }
-
-    /* Once per loss - unless the resent copy went out and was lost too. */
-    if (x->gbn_valid && x->gbn_psn == psn && !x->gbn_resent) {
-        return;
-    }
-    if (x->retries >= qp->attr.retry_cnt) {
-        vrnic_tx_exhausted(core, qpn, qp, VRNIC_WC_RETRY_EXC_ERR);
-        return;
-    }
-    x->retries++;
-    vrnic_tx_resend_hole(core, qpn, qp, psn, "NAK sequence error: the hole");
 }
 
 /*
