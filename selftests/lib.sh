@@ -39,3 +39,26 @@ check() {
 		ktap_test_fail "$desc"
 	fi
 }
+
+# vrnic_qom COMMAND...: read or change this node's vrnic fault-* properties
+# while the guest runs (tools/vm --qmp: tools/qom-relay.py on the host runs
+# them as QMP qom-get/qom-set on this node's device). Each argument is one
+# command, "get fault-NAME" or "set fault-NAME VALUE"; prints one reply per
+# command run ("ok [VALUE]" or "error MESSAGE", after which the rest is not
+# run) and fails on an error or when no relay answers within 20 s.
+vrnic_qom() {
+	local req=$VRNIC_OUT/qom.req rep=$VRNIC_OUT/qom.rep
+	local deadline=$((SECONDS + 20))
+	rm -f "$rep"
+	printf '%s\n' "$@" >"$req.tmp" && mv "$req.tmp" "$req" || return 1
+	until [ -f "$rep" ]; do
+		if [ $SECONDS -ge $deadline ]; then
+			rm -f "$req"
+			echo "error no answer from the host (tools/vm --qmp?)"
+			return 1
+		fi
+		sleep 0.1
+	done
+	cat "$rep"
+	! grep -q '^error' "$rep"
+}

@@ -87,6 +87,13 @@ pair_tool() {
 	check "$name ($role, exit $rc)" test "$rc" = 0
 }
 
+# port_counters [DEV]: port 1's hardware counters (rdma statistic) as
+# "name value" lines.
+port_counters() {
+	rdma statistic show link "${1:-$VRNIC_IBDEV}/1" 2>/dev/null |
+		awk '{ for (i = 3; i < NF; i += 2) print $i, $(i + 1) }'
+}
+
 pair_barrier_sh() {
 	python3 "$VRNIC_TOP/selftests/pair_barrier.py" "$1"
 }

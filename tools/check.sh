@@ -180,12 +180,14 @@ wire interop_rxe_client -m 100 -o UD_SEND_ONLY -o RC_RDMA_WRITE_FIRST \
 # its port (1% drop, 1% reorder, 0.1% duplicate, 0.1% corrupt), so rdma_rxe
 # must recover from what vrnic drops and vrnic from what it sees: rping -V,
 # perftest WRITE/READ/SEND/atomic bandwidth and WRITE/READ/SEND latency
-# and ibv_rc_pingpong, each role (ibv_ud_pingpong is skipped: UD has no
-# recovery; pair_rdma.sh tells ibv_rc_pingpong's own teardown race apart).
+# and ibv_rc_pingpong, each role (pair_rdma.sh tells ibv_rc_pingpong's own
+# teardown race apart). ibv_ud_pingpong, which has no loss recovery, runs
+# with the injector changed at run time (--qmp: qom-set from the vrnic
+# guest) to faults UD delivers through: reorder and delay.
 guest interop_faults_vrnic_client -n 2 --nic vrnic,rxe -d "$faults,fault-dir=both,fault-seed=11" \
-	-t 900 -- "interop_faults_vrnic_client:PAIR_RDMA_MATRIX=1 PAIR_RDMA_LOSSY=1 selftests/vrnic/pair_rdma.sh"
+	--qmp -t 900 -- "interop_faults_vrnic_client:PAIR_RDMA_MATRIX=1 PAIR_RDMA_LOSSY=1 selftests/vrnic/pair_rdma.sh"
 guest interop_faults_rxe_client -n 2 --nic rxe,vrnic -d "$faults,fault-dir=both,fault-seed=12" \
-	-t 900 -- "interop_faults_rxe_client:PAIR_RDMA_MATRIX=1 PAIR_RDMA_LOSSY=1 selftests/vrnic/pair_rdma.sh"
+	--qmp -t 900 -- "interop_faults_rxe_client:PAIR_RDMA_MATRIX=1 PAIR_RDMA_LOSSY=1 selftests/vrnic/pair_rdma.sh"
 
 step "summary ($((SECONDS - t0)) s)"
 python3 "$VRNIC_TOP/tools/tap-summary.py" "$out"/*.tap

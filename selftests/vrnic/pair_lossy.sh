@@ -33,15 +33,9 @@ n=$(printf '%s\n' "$cases" | grep -c .)
 ktap_print_header
 ktap_set_plan $((n + 8))
 
-# Port 1's counters as "name value" lines.
-port_counters() {
-	rdma statistic show link "$dev/1" 2>/dev/null |
-		awk '{ for (i = 3; i < NF; i += 2) print $i, $(i + 1) }'
-}
-
 wait_gid 30 || ktap_print_msg "no RoCE v2 IPv4 GID on $dev after 30 s"
 declare -A before after delta peer
-while read -r k val; do before[$k]=$val; done < <(port_counters)
+while read -r k val; do before[$k]=$val; done < <(port_counters "$dev")
 pair_barrier_sh lossy-go
 t0=$SECONDS
 # The binary prints the cases' results; this script adds the rest.
@@ -50,7 +44,7 @@ rc=$?
 [ "$rc" = 124 ] && ktap_print_msg "pair_transport timed out after $tmo s"
 ktap_print_msg "pair_transport: exit $rc after $((SECONDS - t0)) s"
 VRNIC_BARRIER_TIMEOUT=$((tmo + 30)) pair_barrier_sh lossy-done
-while read -r k val; do after[$k]=$val; done < <(port_counters)
+while read -r k val; do after[$k]=$val; done < <(port_counters "$dev")
 mine=
 for k in "${!after[@]}"; do
 	delta[$k]=$((after[$k] - ${before[$k]:-0}))

@@ -5,9 +5,11 @@
 # rping -V) and ib_write_bw (perftest, RC RDMA WRITE, explicit -n); with
 # PAIR_RDMA_MATRIX=1 also ibv_rc_pingpong, ibv_ud_pingpong, perftest READ,
 # SEND and atomic bandwidth and WRITE/READ/SEND latency (the interop
-# matrix; PAIR_RDMA_LOSSY=1 on a faulty wire skips ibv_ud_pingpong, which
-# has no loss recovery, and tells ibv_rc_pingpong's teardown race apart,
-# see rc_pingpong_lossy). A vrnic node prints its port counters at the end.
+# matrix; PAIR_RDMA_LOSSY=1 on a faulty wire tells ibv_rc_pingpong's
+# teardown race apart, see rc_pingpong_lossy, and has the vrnic node switch
+# its injector to faults UD survives for ibv_ud_pingpong, which needs
+# tools/vm --qmp, see ud_pingpong_lossy). A vrnic node prints its port
+# counters at the end.
 # Node 1 is the server, node 0 the client. Knobs: PAIR_RDMA_TIMEOUT (per
 # tool, default 60 s), PAIR_RDMA_RPING_COUNT (10), PAIR_RDMA_BW_ITERS (100).
 . "$(dirname "$0")/../lib.sh"
@@ -20,8 +22,12 @@ role=client
 [ "$VRNIC_NODE" = 1 ] && role=server
 
 matrix=${PAIR_RDMA_MATRIX:-0}
+lossy=${PAIR_RDMA_LOSSY:-0}
+# The vrnic node of a lossy matrix also checks its run-time fault change.
+qom=0
+[ "$matrix" = 1 ] && [ "$lossy" = 1 ] && [ "${VRNIC_NIC:-}" = vrnic ] && qom=1
 ktap_print_header
-ktap_set_plan $((4 + (matrix ? 8 : 0)))
+ktap_set_plan $((4 + (matrix ? 8 : 0) + (qom ? 3 : 0)))
 ktap_print_msg "node $VRNIC_NODE ($role): NIC ${VRNIC_NIC:-?}, $VRNIC_IFACE $VRNIC_IP, RDMA device ${VRNIC_IBDEV:-none}"
 
 dev_ok() {
@@ -83,11 +89,57 @@ rc_pingpong_lossy() {
 	check "rc_pingpong ($role, exit $rc; the peer exited ${theirs:-?})" test "$rc" = 0
 }
 
+# ibv_ud_pingpong on the faulty wire. UD has no recovery and the tool waits
+# forever for a datagram the wire lost. A duplicate can stall it too: it
+# sends its next message once a receive and its own send have completed,
+# so a second receive inside that window is lost to its count. For this
+# one tool the vrnic node changes its injector while the guest runs
+# (tools/vm --qmp: QMP qom-set on its own device): no drops, corruptions or
+# duplicates; 10% of the frames reordered (held until later frames pass,
+# at most 1 ms) and every frame delayed 200 us. Its counters must show that
+# the change took effect. Afterwards it puts the old rates back and checks
+# that a value out of range is refused and changes nothing.
+ud_qom_rates="drop-ppm=0 corrupt-ppm=0 dup-ppm=0 reorder-ppm=100000 delay-us=200"
+ud_pingpong_lossy() {
+	local kv k val reply saved=() cmds=()
+	local -A before after
+	if [ "$qom" = 1 ]; then
+		for kv in $ud_qom_rates; do
+			reply=$(vrnic_qom "get fault-${kv%%=*}") &&
+				saved+=("set fault-${kv%%=*} ${reply#ok }")
+			cmds+=("set fault-${kv%%=*} ${kv#*=}")
+		done
+		reply=$(vrnic_qom "${cmds[@]}")
+		ktap_print_msg "qom replies: ${reply//$'\n'/; }"
+		check "qom-set at run time: $ud_qom_rates (were: ${saved[*]#set fault-})" \
+			test "${#saved[@]}" = 5 -a "$(grep -c '^ok$' <<<"$reply")" = 5
+		while read -r k val; do before[$k]=$val; done < <(port_counters "$VRNIC_IBDEV")
+	fi
+	pair_tool ud_pingpong "$tmo" "ibv_ud_pingpong -d $d -g $gid -n 100" "$VRNIC_PEER_IP"
+	[ "$qom" = 1 ] || return 0
+	while read -r k val; do after[$k]=$val; done < <(port_counters "$VRNIC_IBDEV")
+	local -A n
+	for k in fault_drops fault_corrupts fault_dups fault_reorders fault_delays; do
+		n[$k]=$((${after[$k]:-0} - ${before[$k]:-0}))
+	done
+	check "the injector during ud_pingpong: drops +${n[fault_drops]}, corrupts +${n[fault_corrupts]}, dups +${n[fault_dups]} (want 0), reorders +${n[fault_reorders]}, delays +${n[fault_delays]} (want > 0)" \
+		test $((n[fault_drops] + n[fault_corrupts] + n[fault_dups])) = 0 \
+		-a "${n[fault_reorders]}" -gt 0 -a "${n[fault_delays]}" -gt 0
+	# Put the matrix's rates back; then a refused value must change nothing.
+	reply=$(vrnic_qom "${saved[@]}" "set fault-drop-ppm 1000001")
+	ktap_print_msg "qom replies: ${reply//$'\n'/; }"
+	local kept
+	kept=$(vrnic_qom "get fault-drop-ppm")
+	check "rates restored; fault-drop-ppm 1000001 refused, still ${kept#ok }" \
+		test "$(grep -c '^ok$' <<<"$reply")" = 5 -a \
+		"$(grep -c '^error.*must be 0\.\.1000000' <<<"$reply")" = 1 -a \
+		"$kept" = "ok ${saved[0]##* }"
+}
 if [ "$matrix" = 1 ]; then
 	d=$VRNIC_IBDEV
-	if [ "${PAIR_RDMA_LOSSY:-0}" = 1 ]; then
+	if [ "$lossy" = 1 ]; then
 		rc_pingpong_lossy
-		ktap_test_skip "ud_pingpong: UD has no recovery, a lost packet stalls it"
+		ud_pingpong_lossy
 	else
 		pair_tool rc_pingpong "$tmo" "ibv_rc_pingpong -d $d -g $gid -n 100" "$VRNIC_PEER_IP"
 		pair_tool ud_pingpong "$tmo" "ibv_ud_pingpong -d $d -g $gid -n 100" "$VRNIC_PEER_IP"
