@@ -163,7 +163,7 @@ wire pair_rxe -m 100 -p 169.254.0.1,169.254.0.2 \
 
 # Interop: vrnic against rdma_rxe on the same wire, in both roles (node 0
 # is the client): rping -V, ib_write_bw and the matrix (ibv_rc/ud_pingpong,
-# perftest READ/SEND/atomic bandwidth, WRITE/READ/SEND latency); rxe's and
+# perftest READ/SEND/atomic bandwidth, WRITE/READ/SEND/atomic latency); rxe's and
 # vrnic's frames must all decode and carry valid ICRCs.
 guest interop_vrnic_client -n 2 --nic vrnic,rxe -t 300 \
 	--pcap "$out/interop_vrnic_client.pcap" -- \
@@ -179,7 +179,7 @@ wire interop_rxe_client -m 100 -o UD_SEND_ONLY -o RC_RDMA_WRITE_FIRST \
 # The interop matrix on a bad wire: vrnic's injector on both directions of
 # its port (1% drop, 1% reorder, 0.1% duplicate, 0.1% corrupt), so rdma_rxe
 # must recover from what vrnic drops and vrnic from what it sees: rping -V,
-# perftest WRITE/READ/SEND/atomic bandwidth and WRITE/READ/SEND latency
+# perftest WRITE/READ/SEND/atomic bandwidth and WRITE/READ/SEND/atomic latency
 # and ibv_rc_pingpong, each role (pair_rdma.sh tells ibv_rc_pingpong's own
 # teardown race apart). ibv_ud_pingpong, which has no loss recovery, runs
 # with the injector changed at run time (--qmp: qom-set from the vrnic

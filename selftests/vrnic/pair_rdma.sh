@@ -4,7 +4,7 @@
 # rping (rdma_cm connection + SEND/RDMA READ/RDMA WRITE, data verified by
 # rping -V) and ib_write_bw (perftest, RC RDMA WRITE, explicit -n); with
 # PAIR_RDMA_MATRIX=1 also ibv_rc_pingpong, ibv_ud_pingpong, perftest READ,
-# SEND and atomic bandwidth and WRITE/READ/SEND latency (the interop
+# SEND and atomic bandwidth and WRITE/READ/SEND/atomic latency (the interop
 # matrix; PAIR_RDMA_LOSSY=1 on a faulty wire tells ibv_rc_pingpong's
 # teardown race apart, see rc_pingpong_lossy, and has the vrnic node switch
 # its injector to faults UD survives for ibv_ud_pingpong, which needs
@@ -27,7 +27,7 @@ lossy=${PAIR_RDMA_LOSSY:-0}
 qom=0
 [ "$matrix" = 1 ] && [ "$lossy" = 1 ] && [ "${VRNIC_NIC:-}" = vrnic ] && qom=1
 ktap_print_header
-ktap_set_plan $((4 + (matrix ? 8 : 0) + (qom ? 3 : 0)))
+ktap_set_plan $((4 + (matrix ? 9 : 0) + (qom ? 3 : 0)))
 ktap_print_msg "node $VRNIC_NODE ($role): NIC ${VRNIC_NIC:-?}, $VRNIC_IFACE $VRNIC_IP, RDMA device ${VRNIC_IBDEV:-none}"
 
 dev_ok() {
@@ -144,7 +144,7 @@ if [ "$matrix" = 1 ]; then
 		pair_tool rc_pingpong "$tmo" "ibv_rc_pingpong -d $d -g $gid -n 100" "$VRNIC_PEER_IP"
 		pair_tool ud_pingpong "$tmo" "ibv_ud_pingpong -d $d -g $gid -n 100" "$VRNIC_PEER_IP"
 	fi
-	for t in read_bw send_bw atomic_bw write_lat read_lat send_lat; do
+	for t in read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat; do
 		pair_tool "$t" "$tmo" "ib_$t -d $d -x $gid -n 50 -F" "$VRNIC_PEER_IP"
 	done
 fi
