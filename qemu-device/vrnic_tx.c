@@ -1089,6 +1089,9 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         if (rc && qp->x->gbn_valid && psn == qp->x->gbn_psn) {
             qp->x->gbn_resent = true;
         }
+        if (rc && vrnic_op_is_rd(op)) {
+            s->rd_after = qp->x->snd_max;
+        }
         trace_vrnic_tx_pkt(qpn, h.bth.opcode, h.bth.psn, plen, loop);
         vrnic_xport_output(core, qpn, frame, flen, loop);
         if (mc_local) {
@@ -1294,6 +1297,11 @@ static bool vrnic_tx_ack_to(VrnicXport *x, uint32_t psn)
 /*
  * Implied NAK: the responder answers in request order, so an answer past
  * the oldest unanswered READ/atomic means that one's response was lost.
+ * Once a READ/atomic is asked again, the responder first sends what it
+ * still owes for the earlier copy and for the requests sent before the
+ * new one; those answers say nothing about the new request. Until a
+ * response of the new request has been placed, only the answer to a
+ * request sent after it counts (or the early timer asks once more).
  */
 static void vrnic_tx_implied_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                  uint32_t answered_psn)
@@ -1306,6 +1314,8 @@ static void vrnic_tx_implied_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     }
     want = vrnic_tx_rd_psn(core, qp, s);
     if (vrnic_psn_diff(answered_psn, want) > 0 &&
+        (s->rcvd != s->rd_base ||
+         vrnic_psn_diff(answered_psn, s->rd_after) >= 0) &&
         !(qp->x->gbn_valid && qp->x->gbn_psn == want)) {
         core->stats.port[VRNIC_PORT_STAT_IMPLIED_NAKS]++;
         vrnic_tx_retry(core, qpn, qp, want, true, "implied NAK");

@@ -104,6 +104,7 @@ typedef struct VrnicSwqe {
     uint32_t sent;          /* request packets sent */
     uint32_t rcvd;          /* READ: bytes placed */
     uint32_t rd_base;       /* READ: rcvd when the request was (re)sent */
+    uint32_t rd_after;      /* READ/atomic: snd_max when it was (re)sent */
     bool started;
     bool done;              /* ready to complete (with status) */
     uint8_t status;         /* enum vrnic_wc_status */

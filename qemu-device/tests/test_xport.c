@@ -947,9 +947,10 @@ TEST_F(pair, lost_nak_costs_a_round_trip_not_the_timeout)
     ASSERT_GT(4096ll << 14, self->a.f->now_ns);
 }
 
-/* B's output captured, to be handed to A one frame at a time. */
+/* B's output captured, to be handed to A one frame at a time; frame
+ * number lost (1-based, 0: none) is not. */
 typedef struct Captured {
-    unsigned n, head;
+    unsigned n, head, lost;
     size_t len[512];
     uint8_t *fr[512];
 } Captured;
@@ -997,7 +998,9 @@ static int one_answer_at_a_time(struct __test_metadata *_metadata, Node *A,
         }
         fake_settle(A->f);
         if (c->head < c->n) {
-            fake_wire_put(A->f, c->fr[c->head], c->len[c->head]);
+            if (c->head + 1 != c->lost) {
+                fake_wire_put(A->f, c->fr[c->head], c->len[c->head]);
+            }
             c->head++;
             fake_settle(A->f);
         } else {
@@ -1068,6 +1071,59 @@ TEST_F(pair, lost_read_request_goes_back)
 
     ASSERT_LT(0, n);
     ASSERT_GE(15, n);       /* the READ and the WRITE after it */
+}
+
+/*
+ * nreads READs of npkts packets each in flight, the second response of
+ * the first lost: that READ is asked once more, for the rest, and all
+ * data arrives. Neither the first copy's later responses nor the answers
+ * to the other READs, which the responder owes before it answers the new
+ * request, ask it again (each answer to another READ used to: an implied
+ * NAK after the progress it made).
+ */
+static int reread_once(struct __test_metadata *_metadata, Node *A, Node *B,
+                       uint32_t nreads, uint32_t npkts)
+{
+    uint32_t len = npkts * 256, all = nreads * len;
+    uint64_t src = buf_alloc(B, all), dst = buf_alloc(A, all);
+    uint32_t lkey = mr_any(A, VRNIC_ACCESS_LOCAL_WRITE, dst, all);
+    uint32_t rkey = mr_any(B, ACC_ALL, src, all);
+    const uint64_t *ca = A->f->core.stats.port;
+    const uint64_t *cb = B->f->core.stats.port;
+    Captured c = { .lost = 2 };
+    Qp qa, qb;
+
+    qp_new(&qa, A, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, B, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 1, 0x10, 0x20);
+    fill(B, src, all, 9);
+    B->f->wire_hook = capture;
+    B->f->hook_arg = &c;
+    for (uint32_t i = 0; i < nreads; i++) {
+        Sg r = { dst + i * len, len, lkey };
+
+        post_send(&qa, i, VRNIC_WQE_OP_RDMA_READ, 0, &r, 1, src + i * len,
+                  rkey, 0, NULL, 0);
+    }
+    EXPECT_EQ(0, one_answer_at_a_time(_metadata, A, &c, nreads));
+    B->f->wire_hook = NULL;
+    captured_free(&c);
+    EXPECT_EQ(1, ca[VRNIC_PORT_STAT_IMPLIED_NAKS]);
+    EXPECT_EQ(1, ca[VRNIC_PORT_STAT_RETRANSMITS]);
+    EXPECT_EQ(1, cb[VRNIC_PORT_STAT_READ_REPLAYS]);
+    EXPECT_EQ(0, ca[VRNIC_PORT_STAT_TIMEOUTS]);
+    EXPECT_EQ(0, memcmp(fake_ptr(A->f, dst), fake_ptr(B->f, src), all));
+    return 0;
+}
+
+TEST_F(pair, reread_is_not_asked_again_by_answers_to_earlier_reads)
+{
+    ASSERT_EQ(0, reread_once(_metadata, &self->a, &self->b, 4, 4));
+}
+
+TEST_F(pair, reread_is_not_asked_again_by_its_first_copy)
+{
+    ASSERT_EQ(0, reread_once(_metadata, &self->a, &self->b, 1, 16));
 }
 
 /* A copy of a NAK that was answered already sends nothing again. */
