@@ -393,6 +393,27 @@ static uint32_t vrnic_tx_rd_psn(const VrnicCore *core, const VrnicQp *qp,
                          s->rcvd / vrnic_xport_pmtu(core, qp));
 }
 
+/*
+ * Where the data a READ (re)request asks for ends: at the end of the READ,
+ * or, once the latest request's response stream is over (its last
+ * response, or the answer to a later request, arrived), after the last
+ * response still missing - the ones placed past it need not come again.
+ */
+static uint32_t vrnic_tx_rd_ask_end(uint32_t pmtu, const VrnicSwqe *s)
+{
+    uint32_t pos = s->rcvd / pmtu;
+    uint32_t past = vrnic_read_psns(s->len, pmtu) - pos - 1;
+
+    if (!s->rd_ended || past > VRNIC_TX_RD_AHEAD) {
+        return s->len;
+    }
+    /* past: PSNs after the first missing one; drop placed ones at the end. */
+    while (past && (s->rd_ahead >> (past - 1)) & 1) {
+        past--;
+    }
+    return MIN(s->len, (pos + past + 1) * pmtu);
+}
+
 /* Sending again from psn is decided: note it, trace it, kick the QP. */
 static void vrnic_tx_resend_from(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                  uint32_t psn, const char *why)
@@ -836,6 +857,8 @@ static VrnicTxRes vrnic_tx_start(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     op = s->hdr.opcode;
     rd = vrnic_op_is_rd(op);
     s->rcvd = s->sent = 0;
+    s->rd_ahead = 0;
+    s->rd_ended = false;
     s->data_off = sizeof(struct vrnic_send_wqe) +
                   (vrnic_qp_is_ud(qp) ? VRNIC_UD_SEG_SIZE : 0);
     if (!vrnic_tx_op_ok(qp->type, op)) {
@@ -1060,9 +1083,10 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         h.reth.len = s->len;
         if (op == VRNIC_WQE_OP_RDMA_READ) {
             /* A resent READ asks only for what has not arrived. */
+            s->rd_end = vrnic_tx_rd_ask_end(vrnic_xport_pmtu(core, qp), s);
+            s->rd_ended = false;
             h.reth.va += s->rcvd;
-            h.reth.len -= s->rcvd;
-            s->rd_base = s->rcvd;
+            h.reth.len = s->rd_end - s->rcvd;
         }
         h.atomic.va = h.reth.va;
         h.atomic.rkey = h.reth.rkey;
@@ -1295,13 +1319,14 @@ static bool vrnic_tx_ack_to(VrnicXport *x, uint32_t psn)
 }
 
 /*
- * Implied NAK: the responder answers in request order, so an answer past
- * the oldest unanswered READ/atomic means that one's response was lost.
- * Once a READ/atomic is asked again, the responder first sends what it
- * still owes for the earlier copy and for the requests sent before the
- * new one; those answers say nothing about the new request. Until a
- * response of the new request has been placed, only the answer to a
- * request sent after it counts (or the early timer asks once more).
+ * Implied NAK: the responder answers in request order, so the answer to a
+ * later request means the oldest unanswered READ/atomic's response stream
+ * is over, and what is missing of it was lost. Only requests sent after
+ * the READ/atomic's latest request count: once it is asked again, the
+ * responder first sends what it still owes for the requests sent before,
+ * which says nothing about the new one (if that is lost, the early timer
+ * asks once more). A READ's own responses past a missing one do not get
+ * here: they are placed (vrnic_tx_rd_place).
  */
 static void vrnic_tx_implied_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                  uint32_t answered_psn)
@@ -1313,13 +1338,86 @@ static void vrnic_tx_implied_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         return;
     }
     want = vrnic_tx_rd_psn(core, qp, s);
-    if (vrnic_psn_diff(answered_psn, want) > 0 &&
-        (s->rcvd != s->rd_base ||
-         vrnic_psn_diff(answered_psn, s->rd_after) >= 0) &&
+    if (vrnic_psn_diff(answered_psn, s->last_psn) > 0 &&
+        vrnic_psn_diff(answered_psn, s->rd_after) >= 0 &&
         !(qp->x->gbn_valid && qp->x->gbn_psn == want)) {
+        s->rd_ended = true;
         core->stats.port[VRNIC_PORT_STAT_IMPLIED_NAKS]++;
         vrnic_tx_retry(core, qpn, qp, want, true, "implied NAK");
     }
+}
+
+/*
+ * Place a READ response by its PSN, which says where its data goes: the
+ * responder sends a READ's responses in order, so one past a missing
+ * response means that one was lost, but its own data is good. Responses
+ * up to VRNIC_TX_RD_AHEAD PSNs past the first missing one are placed and
+ * remembered, so that a READ asked again gets only what is missing
+ * (vrnic_tx_rd_ask_end). The opcode is not checked against the position:
+ * a resent READ's stream may begin with FIRST (a new stream, IBTA) or
+ * MIDDLE/LAST (rdma_rxe continues the old one), and a partial request
+ * ends with LAST before the READ does; the length is. Returns why the
+ * response is dropped, or NULL; *lost tells that the first missing one is
+ * lost: the last response of the latest request came (rd_ended), or the
+ * stream went past what can be placed (a long READ: asked again at once
+ * then, so that the responder, if it can, restarts the stream there).
+ */
+static const char *vrnic_tx_rd_place(VrnicCore *core, VrnicQp *qp,
+                                     VrnicSwqe *s, uint32_t psn,
+                                     uint8_t *data, uint32_t plen,
+                                     bool *lost)
+{
+    uint32_t pmtu = vrnic_xport_pmtu(core, qp);
+    uint32_t idx = vrnic_psn_diff(psn, s->first_psn);
+    uint32_t pos = s->rcvd / pmtu;
+    uint64_t off = (uint64_t)idx * pmtu;
+    uint32_t ahead;
+    bool bit;
+
+    if (off > s->len || plen != MIN(pmtu, s->len - off)) {
+        return "READ response length";
+    }
+    if (idx < pos) {
+        return "READ response placed already";
+    }
+    ahead = idx - pos;
+    if (ahead > VRNIC_TX_RD_AHEAD) {
+        /* Once per stream: the one response just past the limit. */
+        *lost = ahead == VRNIC_TX_RD_AHEAD + 1;
+        return "READ response too far past a missing one";
+    }
+    if (ahead && (s->rd_ahead >> (ahead - 1)) & 1) {
+        return "READ response placed already";
+    }
+    if (plen && !vrnic_sge_rw(core, qp, s, off, data, plen, true)) {
+        s->done = true;
+        s->status = VRNIC_WC_LOC_PROT_ERR;
+        return NULL;
+    }
+    if (ahead) {
+        s->rd_ahead |= 1ull << (ahead - 1);
+        if (idx == vrnic_read_psns(s->rd_end, pmtu) - 1) {
+            s->rd_ended = *lost = true;
+        }
+        return NULL;
+    }
+    /* The first missing one: move on over those placed after it. */
+    s->rcvd += plen;
+    while (s->rcvd < s->len) {
+        bit = s->rd_ahead & 1;
+        s->rd_ahead >>= 1;
+        if (!bit) {
+            break;
+        }
+        s->rcvd += MIN(pmtu, s->len - s->rcvd);
+    }
+    if (s->rcvd == s->len) {
+        s->done = true;
+        s->status = VRNIC_WC_SUCCESS;
+    } else if (idx == vrnic_read_psns(s->rd_end, pmtu) - 1) {
+        s->rd_ended = *lost = true;
+    }
+    return NULL;
 }
 
 void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
@@ -1330,7 +1428,6 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     uint8_t op = pkt->hdr.bth.opcode & ~VRNIC_IB_TRANSPORT_MASK;
     uint8_t syn = pkt->hdr.aeth.syndrome;
     uint8_t type = VRNIC_FIELD_GET(VRNIC_AETH_TYPE_MASK, syn);
-    uint32_t pmtu = vrnic_xport_pmtu(core, qp);
     const char *drop = NULL;
     VrnicSwqe *s;
 
@@ -1434,47 +1531,26 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         }
     } else {
         /* READ RESPONSE FIRST/MIDDLE/LAST/ONLY */
-        bool first = op == VRNIC_IB_READ_RESP_FIRST ||
-                     op == VRNIC_IB_READ_RESP_ONLY;
-        bool last = op == VRNIC_IB_READ_RESP_LAST ||
-                    op == VRNIC_IB_READ_RESP_ONLY;
-        uint32_t plen = pkt->payload_len;
+        bool lost = false;
 
-        /*
-         * Placed by PSN into the READ whose range holds it, when it is the
-         * next one that READ expects: responses of a later READ still
-         * count after an earlier one lost some (that one is asked again,
-         * implied NAK). A resent READ's stream may begin with FIRST (a new
-         * stream, IBTA) or MIDDLE/LAST (rdma_rxe continues the old one);
-         * FIRST is only taken where the current request began.
-         */
         s = vrnic_tx_find_psn(qp, psn);
-        if (!s || s->done || s->hdr.opcode != VRNIC_WQE_OP_RDMA_READ ||
-            psn != vrnic_psn_add(s->first_psn, s->rcvd / pmtu)) {
-            drop = "READ response out of sequence";
+        if (!s || s->done || s->hdr.opcode != VRNIC_WQE_OP_RDMA_READ) {
+            drop = "READ response matching no READ";
             vrnic_tx_implied_nak(core, qpn, qp, psn);
-        } else if ((first && s->rcvd != s->rd_base) ||
-                   (!last && plen != pmtu) ||
-                   (last && s->rcvd + plen != s->len) ||
-                   (!last && s->rcvd + plen >= s->len)) {
-            drop = "READ response length or opcode";
         } else {
+            drop = vrnic_tx_rd_place(core, qp, s, psn,
+                                     (uint8_t *)frame + pkt->payload_off,
+                                     pkt->payload_len, &lost);
+        }
+        if (!drop) {
             vrnic_tx_implied_nak(core, qpn, qp, psn);
             /* A response answers every PSN up to its own. */
             vrnic_tx_ack_to(x, psn);
             vrnic_tx_progress(core, qp);
-            if (plen && !vrnic_sge_rw(core, qp, s, s->rcvd,
-                                      (uint8_t *)frame + pkt->payload_off,
-                                      plen, true)) {
-                s->done = true;
-                s->status = VRNIC_WC_LOC_PROT_ERR;
-            } else {
-                s->rcvd += plen;
-                if (last) {
-                    s->done = true;
-                    s->status = VRNIC_WC_SUCCESS;
-                }
-            }
+        }
+        if (lost) {
+            vrnic_tx_retry(core, qpn, qp, vrnic_tx_rd_psn(core, qp, s), true,
+                           "READ response missing");
         }
     }
     if (drop) {

@@ -83,6 +83,13 @@
 #define VRNIC_OOO_SLOTS     64
 #define VRNIC_OOO_NAK_AFTER 8
 #define VRNIC_OOO_DEVICE    1024
+/*
+ * READ responses past a missing one, at the requester: up to this many
+ * PSNs past the first missing response are placed (their offset follows
+ * from their PSN) and remembered, so the READ is asked again only for
+ * what is missing (vrnic_tx.c, vrnic_tx_rd_place).
+ */
+#define VRNIC_TX_RD_AHEAD   64
 
 /* A request packet held past a PSN gap: the parse result and the frame. */
 typedef struct VrnicHeld {
@@ -102,9 +109,11 @@ typedef struct VrnicSwqe {
     uint32_t last_psn;
     uint32_t npkts;         /* request packets (1 for READ/atomic) */
     uint32_t sent;          /* request packets sent */
-    uint32_t rcvd;          /* READ: bytes placed */
-    uint32_t rd_base;       /* READ: rcvd when the request was (re)sent */
+    uint32_t rcvd;          /* READ: bytes placed from the start on */
+    uint64_t rd_ahead;      /* READ: bit i: placed, PSN first missing + i + 1 */
+    uint32_t rd_end;        /* READ: where the latest request's data ends */
     uint32_t rd_after;      /* READ/atomic: snd_max when it was (re)sent */
+    bool rd_ended;          /* READ: the latest request's stream is over */
     bool started;
     bool done;              /* ready to complete (with status) */
     uint8_t status;         /* enum vrnic_wc_status */

@@ -1074,15 +1074,18 @@ TEST_F(pair, lost_read_request_goes_back)
 }
 
 /*
- * nreads READs of npkts packets each in flight, the second response of
- * the first lost: that READ is asked once more, for the rest, and all
- * data arrives. Neither the first copy's later responses nor the answers
- * to the other READs, which the responder owes before it answers the new
- * request, ask it again (each answer to another READ used to: an implied
- * NAK after the progress it made).
+ * nreads READs of npkts packets each in flight, B's frame number `lost`
+ * (1-based) lost: the READ it belongs to is asked again once, for that
+ * one packet alone (B sends `resent` frames more than the streams), and
+ * all data arrives. The responses after the lost one are placed; the end of
+ * the READ's stream, or an answer to a later READ, says what is missing.
+ * The answers to the other READs, which the responder owes before it
+ * answers the new request, do not ask it again (each used to, through an
+ * implied NAK after the progress it made).
  */
 static int reread_once(struct __test_metadata *_metadata, Node *A, Node *B,
-                       uint32_t nreads, uint32_t npkts)
+                       uint32_t nreads, uint32_t npkts, unsigned lost,
+                       unsigned resent)
 {
     uint32_t len = npkts * 256, all = nreads * len;
     uint64_t src = buf_alloc(B, all), dst = buf_alloc(A, all);
@@ -1090,7 +1093,7 @@ static int reread_once(struct __test_metadata *_metadata, Node *A, Node *B,
     uint32_t rkey = mr_any(B, ACC_ALL, src, all);
     const uint64_t *ca = A->f->core.stats.port;
     const uint64_t *cb = B->f->core.stats.port;
-    Captured c = { .lost = 2 };
+    Captured c = { .lost = lost };
     Qp qa, qb;
 
     qp_new(&qa, A, VRNIC_QP_TYPE_RC, 0);
@@ -1108,7 +1111,7 @@ static int reread_once(struct __test_metadata *_metadata, Node *A, Node *B,
     EXPECT_EQ(0, one_answer_at_a_time(_metadata, A, &c, nreads));
     B->f->wire_hook = NULL;
     captured_free(&c);
-    EXPECT_EQ(1, ca[VRNIC_PORT_STAT_IMPLIED_NAKS]);
+    EXPECT_EQ(nreads * npkts + resent, c.n);
     EXPECT_EQ(1, ca[VRNIC_PORT_STAT_RETRANSMITS]);
     EXPECT_EQ(1, cb[VRNIC_PORT_STAT_READ_REPLAYS]);
     EXPECT_EQ(0, ca[VRNIC_PORT_STAT_TIMEOUTS]);
@@ -1118,12 +1121,32 @@ static int reread_once(struct __test_metadata *_metadata, Node *A, Node *B,
 
 TEST_F(pair, reread_is_not_asked_again_by_answers_to_earlier_reads)
 {
-    ASSERT_EQ(0, reread_once(_metadata, &self->a, &self->b, 4, 4));
+    ASSERT_EQ(0, reread_once(_metadata, &self->a, &self->b, 4, 4, 2, 1));
 }
 
-TEST_F(pair, reread_is_not_asked_again_by_its_first_copy)
+TEST_F(pair, reread_asks_only_for_the_missing_response)
 {
-    ASSERT_EQ(0, reread_once(_metadata, &self->a, &self->b, 1, 16));
+    ASSERT_EQ(0, reread_once(_metadata, &self->a, &self->b, 1, 16, 2, 1));
+    ASSERT_EQ(0, self->a.f->core.stats.port[VRNIC_PORT_STAT_IMPLIED_NAKS]);
+}
+
+/*
+ * A READ longer than the responses that can be placed past a missing one
+ * (VRNIC_TX_RD_AHEAD): the first response past them asks it again at
+ * once, from the missing one to the end (a responder still streaming
+ * restarts there; B has sent everything, so it sends those 127 again).
+ */
+TEST_F(pair, long_read_is_asked_again_past_what_can_be_placed)
+{
+    ASSERT_EQ(0, reread_once(_metadata, &self->a, &self->b, 1, 128, 2, 127));
+    ASSERT_EQ(0, self->a.f->core.stats.port[VRNIC_PORT_STAT_EARLY_RETRANSMITS]);
+}
+
+/* The last response is lost: the next READ's answer tells (implied NAK). */
+TEST_F(pair, lost_last_read_response_is_asked_alone)
+{
+    ASSERT_EQ(0, reread_once(_metadata, &self->a, &self->b, 2, 4, 4, 1));
+    ASSERT_EQ(1, self->a.f->core.stats.port[VRNIC_PORT_STAT_IMPLIED_NAKS]);
 }
 
 /* A copy of a NAK that was answered already sends nothing again. */
