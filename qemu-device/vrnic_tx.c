@@ -323,12 +323,13 @@ static bool vrnic_tx_outstanding(VrnicQp *qp)
 
 /*
  * (Re)start the retransmit timer when something is outstanding, and with
- * it the early one: once the round trip is known, a stall longer than it
- * (plus four deviations, within [VRNIC_TX_EARLY_MIN_NS, timeout / 2])
- * goes back once before the QP's timeout expires. A lost NAK, a lost
- * resent packet or a lost last packet then costs about a round trip, not
- * the timeout, which only the expiry of the QP's timer counts as a retry.
+ * it the early one (vrnic_tx_early_arm). A lost NAK, a lost resent
+ * packet or a lost last packet then costs about a round trip, not the
+ * timeout, which only the expiry of the QP's timer counts as a retry.
  */
+static void vrnic_tx_early_arm(VrnicCore *core, VrnicXport *x, int64_t now,
+                               int64_t rto);
+
 static void vrnic_tx_timer_restart(VrnicCore *core, VrnicQp *qp)
 {
     VrnicXport *x = qp->x;
@@ -340,11 +341,26 @@ static void vrnic_tx_timer_restart(VrnicCore *core, VrnicQp *qp)
     }
     x->rto_due = now + rto;
     vrnic_core_timer_arm(core, x->rto_due);
-    if (x->rtt_valid && !x->early_used) {
-        x->early_due = now + MIN(MAX(x->srtt + 4 * x->rttvar,
-                                     VRNIC_TX_EARLY_MIN_NS), rto / 2);
-        vrnic_core_timer_arm(core, x->early_due);
+    vrnic_tx_early_arm(core, x, now, rto);
+}
+
+/*
+ * Once the round trip is known, a stall longer than it plus four
+ * deviations (at least VRNIC_TX_EARLY_MIN_NS) resends the oldest
+ * unanswered packet before the QP's timeout expires; if that is lost too,
+ * again after twice the wait, up to VRNIC_TX_EARLY_MAX times per stall
+ * (RFC 6298's backoff), each wait at most half the QP's timeout.
+ */
+static void vrnic_tx_early_arm(VrnicCore *core, VrnicXport *x, int64_t now,
+                               int64_t rto)
+{
+    if (!x->rtt_valid || x->early_count >= VRNIC_TX_EARLY_MAX) {
+        return;
     }
+    x->early_due = now + MIN(MAX(x->srtt + 4 * x->rttvar,
+                                 VRNIC_TX_EARLY_MIN_NS) << x->early_count,
+                             rto / 2);
+    vrnic_core_timer_arm(core, x->early_due);
 }
 
 /* An ACK of the timed packet: a round trip sample (RFC 6298 weights). */
@@ -377,7 +393,7 @@ static void vrnic_tx_progress(VrnicCore *core, VrnicQp *qp)
     x->retries = 0;
     x->rnr_retries = 0;
     x->gbn_valid = false;
-    x->early_used = false;
+    x->early_count = 0;
     vrnic_tx_rtt_sample(core, x);
     vrnic_tx_timer_restart(core, qp);
 }
@@ -394,17 +410,17 @@ static uint32_t vrnic_tx_rd_psn(const VrnicCore *core, const VrnicQp *qp,
 }
 
 /*
- * Where the data a READ (re)request asks for ends: at the end of the READ,
- * or, once the latest request's response stream is over (its last
- * response, or the answer to a later request, arrived), after the last
- * response still missing - the ones placed past it need not come again.
+ * Where the data a READ (re)request asks for ends: after the last response
+ * not placed yet (whether lost or still on its way) - the ones placed at
+ * the end need not come again; the whole rest of the READ if it runs past
+ * what can be placed.
  */
 static uint32_t vrnic_tx_rd_ask_end(uint32_t pmtu, const VrnicSwqe *s)
 {
     uint32_t pos = s->rcvd / pmtu;
     uint32_t past = vrnic_read_psns(s->len, pmtu) - pos - 1;
 
-    if (!s->rd_ended || past > VRNIC_TX_RD_AHEAD) {
+    if (past > VRNIC_TX_RD_AHEAD) {
         return s->len;
     }
     /* past: PSNs after the first missing one; drop placed ones at the end. */
@@ -480,7 +496,11 @@ static void vrnic_tx_go_back(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (!found) {
         return;
     }
-    x->hole_mode = x->hole_pending = false;
+    /* A full go-back resends the hole too; one READ/atomic asked again
+     * leaves a SEND/WRITE hole resend as it is. */
+    if (!single) {
+        x->hole_mode = x->hole_pending = false;
+    }
     vrnic_tx_resend_from(core, qpn, qp, psn, why);
 }
 
@@ -673,7 +693,7 @@ void vrnic_xport_timer(VrnicCore *core, int64_t now)
                 VrnicSwqe *s = vrnic_tx_find_psn(qp, psn);
 
                 core->stats.port[VRNIC_PORT_STAT_EARLY_RETRANSMITS]++;
-                x->early_used = true;
+                x->early_count++;
                 if (s && vrnic_op_is_rd(s->hdr.opcode)) {
                     /* Only that READ/atomic is asked again. */
                     vrnic_tx_go_back(core, qpn, qp, psn, true,
@@ -682,6 +702,7 @@ void vrnic_xport_timer(VrnicCore *core, int64_t now)
                     vrnic_tx_resend_hole(core, qpn, qp, psn,
                                          "early retransmit");
                 }
+                vrnic_tx_early_arm(core, x, now, vrnic_tx_rto_ns(qp));
             }
         }
         if (x->rto_due && x->rto_due <= now) {
@@ -858,7 +879,7 @@ static VrnicTxRes vrnic_tx_start(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     rd = vrnic_op_is_rd(op);
     s->rcvd = s->sent = 0;
     s->rd_ahead = 0;
-    s->rd_ended = false;
+    s->rd_end = s->len;
     s->data_off = sizeof(struct vrnic_send_wqe) +
                   (vrnic_qp_is_ud(qp) ? VRNIC_UD_SEG_SIZE : 0);
     if (!vrnic_tx_op_ok(qp->type, op)) {
@@ -1084,7 +1105,6 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         if (op == VRNIC_WQE_OP_RDMA_READ) {
             /* A resent READ asks only for what has not arrived. */
             s->rd_end = vrnic_tx_rd_ask_end(vrnic_xport_pmtu(core, qp), s);
-            s->rd_ended = false;
             h.reth.va += s->rcvd;
             h.reth.len = s->rd_end - s->rcvd;
         }
@@ -1341,7 +1361,6 @@ static void vrnic_tx_implied_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (vrnic_psn_diff(answered_psn, s->last_psn) > 0 &&
         vrnic_psn_diff(answered_psn, s->rd_after) >= 0 &&
         !(qp->x->gbn_valid && qp->x->gbn_psn == want)) {
-        s->rd_ended = true;
         core->stats.port[VRNIC_PORT_STAT_IMPLIED_NAKS]++;
         vrnic_tx_retry(core, qpn, qp, want, true, "implied NAK");
     }
@@ -1358,9 +1377,11 @@ static void vrnic_tx_implied_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
  * MIDDLE/LAST (rdma_rxe continues the old one), and a partial request
  * ends with LAST before the READ does; the length is. Returns why the
  * response is dropped, or NULL; *lost tells that the first missing one is
- * lost: the last response of the latest request came (rd_ended), or the
- * stream went past what can be placed (a long READ: asked again at once
- * then, so that the responder, if it can, restarts the stream there).
+ * lost: the last response of the latest request came, or the stream went
+ * past what can be placed (a long READ: asked again at once then, so that
+ * the responder, if it can, restarts the stream there). Both are judged
+ * by PSN alone: a late response of an older copy of the stream (reordered,
+ * or still streaming when a timer asked again) can ask once more.
  */
 static const char *vrnic_tx_rd_place(VrnicCore *core, VrnicQp *qp,
                                      VrnicSwqe *s, uint32_t psn,
@@ -1382,7 +1403,8 @@ static const char *vrnic_tx_rd_place(VrnicCore *core, VrnicQp *qp,
     }
     ahead = idx - pos;
     if (ahead > VRNIC_TX_RD_AHEAD) {
-        /* Once per stream: the one response just past the limit. */
+        /* Once per copy of the stream: the response just past the
+         * limit (if that one is lost, the early timer asks). */
         *lost = ahead == VRNIC_TX_RD_AHEAD + 1;
         return "READ response too far past a missing one";
     }
@@ -1396,9 +1418,7 @@ static const char *vrnic_tx_rd_place(VrnicCore *core, VrnicQp *qp,
     }
     if (ahead) {
         s->rd_ahead |= 1ull << (ahead - 1);
-        if (idx == vrnic_read_psns(s->rd_end, pmtu) - 1) {
-            s->rd_ended = *lost = true;
-        }
+        *lost = idx == vrnic_read_psns(s->rd_end, pmtu) - 1;
         return NULL;
     }
     /* The first missing one: move on over those placed after it. */
@@ -1414,8 +1434,8 @@ static const char *vrnic_tx_rd_place(VrnicCore *core, VrnicQp *qp,
     if (s->rcvd == s->len) {
         s->done = true;
         s->status = VRNIC_WC_SUCCESS;
-    } else if (idx == vrnic_read_psns(s->rd_end, pmtu) - 1) {
-        s->rd_ended = *lost = true;
+    } else {
+        *lost = idx == vrnic_read_psns(s->rd_end, pmtu) - 1;
     }
     return NULL;
 }

@@ -66,6 +66,9 @@
 /* Early retransmit: the floor of its timeout (the round trip estimate
  * plus four deviations), ns; its ceiling is half the QP's timeout. */
 #define VRNIC_TX_EARLY_MIN_NS 1000000
+/* Early retransmits per stall, each after twice the wait of the one
+ * before; then only the QP's timer. */
+#define VRNIC_TX_EARLY_MAX  4
 /* Atomic results kept for replays: as many as max-qp-rd-atom can have
  * unanswered (255), so a lost ATOMIC ACK can always be answered again. */
 #define VRNIC_ATOMIC_CACHE  256
@@ -113,7 +116,6 @@ typedef struct VrnicSwqe {
     uint64_t rd_ahead;      /* READ: bit i: placed, PSN first missing + i + 1 */
     uint32_t rd_end;        /* READ: where the latest request's data ends */
     uint32_t rd_after;      /* READ/atomic: snd_max when it was (re)sent */
-    bool rd_ended;          /* READ: the latest request's stream is over */
     bool started;
     bool done;              /* ready to complete (with status) */
     uint8_t status;         /* enum vrnic_wc_status */
@@ -169,7 +171,7 @@ typedef struct VrnicXport {
     int64_t rtt_sent;       /* ... when it left */
     uint32_t rtt_psn;       /* ... its PSN: an ACK of it is a sample */
     int64_t early_due;      /* early retransmit timer, 0: off */
-    bool early_used;        /* went back early, no progress since */
+    uint8_t early_count;    /* early retransmits since the last progress */
     /* Resending only the packet the responder misses (vrnic_tx.c). */
     bool hole_mode;         /* waiting for the answer to a hole's resend */
     bool hole_pending;      /* hole_psn is still to be sent again */

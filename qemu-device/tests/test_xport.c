@@ -857,11 +857,11 @@ TEST_F(pair, responder_holding_nothing_gets_the_rest_again)
 }
 
 /*
- * A's output by frame number (from 1): frame `lost` and frame `lost2`
+ * A's output by frame number (from 1): frames `lost`, `lost2` and `lost3`
  * vanish, frame `late` arrives after frame `late + 1`.
  */
 typedef struct Script {
-    unsigned n, lost, lost2, late;
+    unsigned n, lost, lost2, lost3, late;
     size_t len;
     uint8_t frame[8192];
 } Script;
@@ -871,7 +871,7 @@ static bool scripted(FakeBus *from, uint8_t *frame, size_t *len, void *arg)
     Script *sc = arg;
 
     sc->n++;
-    if (sc->n == sc->lost || sc->n == sc->lost2) {
+    if (sc->n == sc->lost || sc->n == sc->lost2 || sc->n == sc->lost3) {
         return false;
     }
     if (sc->n == sc->late && *len <= sizeof(sc->frame)) {
@@ -925,6 +925,23 @@ TEST_F(pair, lost_resend_is_sent_again_early)
 }
 
 /*
+ * The early resend is lost as well: the early timer sends it again after
+ * twice the wait, still long before the QP's timeout (67 ms).
+ */
+TEST_F(pair, lost_early_resend_is_sent_again_with_backoff)
+{
+    Script sc = { .lost = 20, .lost2 = 41, .lost3 = 42 };
+    const uint64_t *ca = self->a.f->core.stats.port;
+
+    ASSERT_EQ(0, write_through(_metadata, &self->a, &self->b, 40, &sc,
+                               scripted));
+    ASSERT_EQ(2, ca[VRNIC_PORT_STAT_EARLY_RETRANSMITS]);
+    ASSERT_EQ(0, ca[VRNIC_PORT_STAT_TIMEOUTS]);
+    ASSERT_EQ(3, ca[VRNIC_PORT_STAT_RETRANSMITS]);
+    ASSERT_GT(4096ll << 14, self->a.f->now_ns);
+}
+
+/*
  * The NAK for a lost packet is lost too. Once an ACK has timed the round
  * trip, the early timer goes back long before the QP's timeout (timeout
  * 14: 67 ms), and spends no retry.
@@ -948,9 +965,9 @@ TEST_F(pair, lost_nak_costs_a_round_trip_not_the_timeout)
 }
 
 /* B's output captured, to be handed to A one frame at a time; frame
- * number lost (1-based, 0: none) is not. */
+ * numbers lost and lost2 (1-based, 0: none) are not. */
 typedef struct Captured {
-    unsigned n, head, lost;
+    unsigned n, head, lost, lost2;
     size_t len[512];
     uint8_t *fr[512];
 } Captured;
@@ -998,7 +1015,7 @@ static int one_answer_at_a_time(struct __test_metadata *_metadata, Node *A,
         }
         fake_settle(A->f);
         if (c->head < c->n) {
-            if (c->head + 1 != c->lost) {
+            if (c->head + 1 != c->lost && c->head + 1 != c->lost2) {
                 fake_wire_put(A->f, c->fr[c->head], c->len[c->head]);
             }
             c->head++;
@@ -1083,9 +1100,9 @@ TEST_F(pair, lost_read_request_goes_back)
  * answers the new request, do not ask it again (each used to, through an
  * implied NAK after the progress it made).
  */
-static int reread_once(struct __test_metadata *_metadata, Node *A, Node *B,
-                       uint32_t nreads, uint32_t npkts, unsigned lost,
-                       unsigned resent)
+static int reread(struct __test_metadata *_metadata, Node *A, Node *B,
+                  uint32_t nreads, uint32_t npkts, unsigned lost,
+                  unsigned lost2, unsigned resent, uint64_t retransmits)
 {
     uint32_t len = npkts * 256, all = nreads * len;
     uint64_t src = buf_alloc(B, all), dst = buf_alloc(A, all);
@@ -1093,7 +1110,7 @@ static int reread_once(struct __test_metadata *_metadata, Node *A, Node *B,
     uint32_t rkey = mr_any(B, ACC_ALL, src, all);
     const uint64_t *ca = A->f->core.stats.port;
     const uint64_t *cb = B->f->core.stats.port;
-    Captured c = { .lost = lost };
+    Captured c = { .lost = lost, .lost2 = lost2 };
     Qp qa, qb;
 
     qp_new(&qa, A, VRNIC_QP_TYPE_RC, 0);
@@ -1112,11 +1129,18 @@ static int reread_once(struct __test_metadata *_metadata, Node *A, Node *B,
     B->f->wire_hook = NULL;
     captured_free(&c);
     EXPECT_EQ(nreads * npkts + resent, c.n);
-    EXPECT_EQ(1, ca[VRNIC_PORT_STAT_RETRANSMITS]);
-    EXPECT_EQ(1, cb[VRNIC_PORT_STAT_READ_REPLAYS]);
+    EXPECT_EQ(retransmits, ca[VRNIC_PORT_STAT_RETRANSMITS]);
+    EXPECT_EQ(retransmits, cb[VRNIC_PORT_STAT_READ_REPLAYS]);
     EXPECT_EQ(0, ca[VRNIC_PORT_STAT_TIMEOUTS]);
     EXPECT_EQ(0, memcmp(fake_ptr(A->f, dst), fake_ptr(B->f, src), all));
     return 0;
+}
+
+static int reread_once(struct __test_metadata *_metadata, Node *A, Node *B,
+                       uint32_t nreads, uint32_t npkts, unsigned lost,
+                       unsigned resent)
+{
+    return reread(_metadata, A, B, nreads, npkts, lost, 0, resent, 1);
 }
 
 TEST_F(pair, reread_is_not_asked_again_by_answers_to_earlier_reads)
@@ -1140,6 +1164,26 @@ TEST_F(pair, long_read_is_asked_again_past_what_can_be_placed)
 {
     ASSERT_EQ(0, reread_once(_metadata, &self->a, &self->b, 1, 128, 2, 127));
     ASSERT_EQ(0, self->a.f->core.stats.port[VRNIC_PORT_STAT_EARLY_RETRANSMITS]);
+}
+
+/*
+ * Two gaps in one READ (responses 2 and 5 of 16): asked again once, from
+ * the first gap to the second (the two placed between them come again).
+ */
+TEST_F(pair, reread_spans_two_gaps)
+{
+    ASSERT_EQ(0, reread(_metadata, &self->a, &self->b, 1, 16, 2, 5, 4, 1));
+}
+
+/*
+ * The one response asked for again is lost too: the early timer asks for
+ * it alone once more, not for the rest of the READ, which is placed.
+ */
+TEST_F(pair, lost_reread_response_is_asked_alone_again)
+{
+    ASSERT_EQ(0, reread(_metadata, &self->a, &self->b, 1, 16, 2, 17, 2, 2));
+    ASSERT_EQ(1, self->a.f->core.stats.port[VRNIC_PORT_STAT_EARLY_RETRANSMITS]);
+    ASSERT_EQ(0, self->a.f->core.stats.port[VRNIC_PORT_STAT_TIMEOUTS]);
 }
 
 /* The last response is lost: the next READ's answer tells (implied NAK). */
