@@ -45,13 +45,15 @@ check() {
 # them as QMP qom-get/qom-set on this node's device). Each argument is one
 # command, "get fault-NAME" or "set fault-NAME VALUE"; prints one reply per
 # command run ("ok [VALUE]" or "error MESSAGE", after which the rest is not
-# run) and fails on an error or when no relay answers within 20 s.
+# run) and fails on an error or when no relay answers within 20 s. The
+# request carries an id that the reply repeats, so a late reply to an
+# earlier request is never taken for this one's.
 vrnic_qom() {
 	local req=$VRNIC_OUT/qom.req rep=$VRNIC_OUT/qom.rep
-	local deadline=$((SECONDS + 20))
+	local id="# $$.$RANDOM.$SECONDS" deadline=$((SECONDS + 20))
 	rm -f "$rep"
-	printf '%s\n' "$@" >"$req.tmp" && mv "$req.tmp" "$req" || return 1
-	until [ -f "$rep" ]; do
+	{ echo "$id"; printf '%s\n' "$@"; } >"$req.tmp" && mv "$req.tmp" "$req" || return 1
+	until [ -f "$rep" ] && [ "$(head -n 1 "$rep")" = "$id" ]; do
 		if [ $SECONDS -ge $deadline ]; then
 			rm -f "$req"
 			echo "error no answer from the host (tools/vm --qmp?)"
@@ -59,6 +61,6 @@ vrnic_qom() {
 		fi
 		sleep 0.1
 	done
-	cat "$rep"
+	tail -n +2 "$rep"
 	! grep -q '^error' "$rep"
 }

@@ -13,8 +13,10 @@ per line:
 
 and the relay answers in DIR/qom.rep, one line per command it ran:
 "ok VALUE" for get, "ok" for set, or "error MESSAGE" (QEMU's, e.g. a value
-out of range), after which the rest of the request is not run. Both files
-appear whole (written aside, then renamed). Only properties named fault-*
+out of range), after which the rest of the request is not run. Lines
+starting with "#" (a request id) are not run but come back first, so a
+late reply to an older request is told apart. Both files appear whole
+(written aside, then renamed). Only properties named fault-*
 of the node's own vrnic are reachable: the guest gets the knobs a user has
 in the monitor, nothing else of QEMU. The relay ends when QEMU closes the
 monitor.
@@ -97,37 +99,64 @@ def serve(qmp, dev, words):
 
 
 def take_request(path):
-    """The request's text, removed from DIR; None if there is none.
+    """The request's text, taken out of DIR; None if there is none.
 
-    DIR is writable by the guest: follow no symlink it may have planted
-    and read only a regular file, at most MAX_REQUEST bytes of it.
+    DIR is writable by the guest: the request is claimed by renaming it
+    (a newer one is never lost), and only a regular file is read (no
+    symlink, FIFO, device or directory), at most MAX_REQUEST bytes;
+    anything longer is refused whole rather than cut.
     """
+    taken = path + ".taken"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        os.rename(path, taken)
     except FileNotFoundError:
         return None
-    except OSError:                         # a symlink, a FIFO, ...
-        try:
+    try:
+        if not stat.S_ISREG(os.lstat(taken).st_mode):
+            return "\0not a regular file"
+        fd = os.open(taken, os.O_RDONLY | os.O_NOFOLLOW | os.O_NOCTTY)
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(MAX_REQUEST + 1)
+        if len(data) > MAX_REQUEST:
+            return f"\0longer than {MAX_REQUEST} bytes"
+        return data.decode(errors="replace")
+    finally:
+        remove(taken)
+
+
+def remove(path):
+    """Remove a file or an empty directory the guest left at path."""
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            os.rmdir(path)
+        else:
             os.unlink(path)
-        except OSError:
-            return None                     # e.g. a directory: ignored
-        return ""
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(MAX_REQUEST) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
-    os.unlink(path)
-    return data.decode(errors="replace")
+    except OSError:
+        pass
 
 
 def put_reply(path, lines):
     tmp = path + ".tmp"
-    try:
-        os.unlink(tmp)
-    except FileNotFoundError:
-        pass
+    remove(tmp)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     with os.fdopen(fd, "w") as f:
         f.write("\n".join(lines) + "\n")
+    remove(path)
     os.rename(tmp, path)
+
+
+def answer(qmp, dev, text):
+    """The reply lines for a request; its "#" lines (an id) come back first."""
+    if text.startswith("\0"):
+        return [f"error request {text[1:]}"]
+    out = [line for line in text.splitlines() if line.startswith("#")]
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            ok, reply = serve(qmp, dev, line.split())
+            out.append(reply)
+            if not ok:
+                break
+    return out
 
 
 def main():
@@ -139,19 +168,19 @@ def main():
     rep = os.path.join(sys.argv[2], "qom.rep")
     try:
         while True:
-            text = take_request(req)
+            try:
+                text = take_request(req)
+            except OSError as e:
+                text = f"\0unreadable: {e.strerror}"
             if text is None:
                 qmp.run("query-status")     # notices QEMU's exit
                 time.sleep(POLL_S)
                 continue
-            out = []
-            for line in text.splitlines():
-                if line.strip():
-                    ok, answer = serve(qmp, dev, line.split())
-                    out.append(answer)
-                    if not ok:
-                        break
-            put_reply(rep, out or ["error empty request"])
+            try:
+                put_reply(rep, answer(qmp, dev, text) or ["error empty request"])
+            except OSError as e:
+                # The guest blocked the reply (e.g. a directory there).
+                print(f"qom-relay: no reply written: {e}", file=sys.stderr)
     except (EOFError, ConnectionError):
         pass                                # QEMU is gone
 
