@@ -322,29 +322,6 @@ static bool vrnic_tx_outstanding(VrnicQp *qp)
 }
 
 /*
- * (Re)start the retransmit timer when something is outstanding, and with
- * it the early one (vrnic_tx_early_arm). A lost NAK, a lost resent
- * packet or a lost last packet then costs about a round trip, not the
- * timeout, which only the expiry of the QP's timer counts as a retry.
- */
-static void vrnic_tx_early_arm(VrnicCore *core, VrnicXport *x, int64_t now,
-                               int64_t rto);
-
-static void vrnic_tx_timer_restart(VrnicCore *core, VrnicQp *qp)
-{
-    VrnicXport *x = qp->x;
-    int64_t rto = vrnic_tx_rto_ns(qp), now = vrnic_now(core);
-
-    x->rto_due = x->early_due = 0;
-    if (!rto || x->rnr_due || !vrnic_tx_outstanding(qp)) {
-        return;
-    }
-    x->rto_due = now + rto;
-    vrnic_core_timer_arm(core, x->rto_due);
-    vrnic_tx_early_arm(core, x, now, rto);
-}
-
-/*
  * Once the round trip is known, a stall longer than it plus four
  * deviations (at least VRNIC_TX_EARLY_MIN_NS) resends the oldest
  * unanswered packet before the QP's timeout expires; if that is lost too,
@@ -361,6 +338,26 @@ static void vrnic_tx_early_arm(VrnicCore *core, VrnicXport *x, int64_t now,
                                  VRNIC_TX_EARLY_MIN_NS) << x->early_count,
                              rto / 2);
     vrnic_core_timer_arm(core, x->early_due);
+}
+
+/*
+ * (Re)start the retransmit timer when something is outstanding, and with
+ * it the early one (vrnic_tx_early_arm). A lost NAK, a lost resent
+ * packet or a lost last packet then costs about a round trip, not the
+ * timeout, which only the expiry of the QP's timer counts as a retry.
+ */
+static void vrnic_tx_timer_restart(VrnicCore *core, VrnicQp *qp)
+{
+    VrnicXport *x = qp->x;
+    int64_t rto = vrnic_tx_rto_ns(qp), now = vrnic_now(core);
+
+    x->rto_due = x->early_due = 0;
+    if (!rto || x->rnr_due || !vrnic_tx_outstanding(qp)) {
+        return;
+    }
+    x->rto_due = now + rto;
+    vrnic_core_timer_arm(core, x->rto_due);
+    vrnic_tx_early_arm(core, x, now, rto);
 }
 
 /* An ACK of the timed packet: a round trip sample (RFC 6298 weights). */
@@ -1393,7 +1390,6 @@ static const char *vrnic_tx_rd_place(VrnicCore *core, VrnicQp *qp,
     uint32_t pos = s->rcvd / pmtu;
     uint64_t off = (uint64_t)idx * pmtu;
     uint32_t ahead;
-    bool bit;
 
     if (off > s->len || plen != MIN(pmtu, s->len - off)) {
         return "READ response length";
@@ -1418,25 +1414,25 @@ static const char *vrnic_tx_rd_place(VrnicCore *core, VrnicQp *qp,
     }
     if (ahead) {
         s->rd_ahead |= 1ull << (ahead - 1);
-        *lost = idx == vrnic_read_psns(s->rd_end, pmtu) - 1;
-        return NULL;
-    }
-    /* The first missing one: move on over those placed after it. */
-    s->rcvd += plen;
-    while (s->rcvd < s->len) {
-        bit = s->rd_ahead & 1;
-        s->rd_ahead >>= 1;
-        if (!bit) {
-            break;
-        }
-        s->rcvd += MIN(pmtu, s->len - s->rcvd);
-    }
-    if (s->rcvd == s->len) {
-        s->done = true;
-        s->status = VRNIC_WC_SUCCESS;
     } else {
-        *lost = idx == vrnic_read_psns(s->rd_end, pmtu) - 1;
+        /* The first missing one: move on over those placed after it. */
+        bool placed = true;
+
+        s->rcvd += plen;
+        while (placed && s->rcvd < s->len) {
+            placed = s->rd_ahead & 1;
+            s->rd_ahead >>= 1;
+            if (placed) {
+                s->rcvd += MIN(pmtu, s->len - s->rcvd);
+            }
+        }
+        if (s->rcvd == s->len) {
+            s->done = true;
+            s->status = VRNIC_WC_SUCCESS;
+            return NULL;
+        }
     }
+    *lost = idx == vrnic_read_psns(s->rd_end, pmtu) - 1;
     return NULL;
 }
 
