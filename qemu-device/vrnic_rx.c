@@ -863,7 +863,15 @@ static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                     break;
                 }
             }
-        } else if (!(pkt->op->flags & (VRNIC_OPF_ATOMIC | VRNIC_OPF_READ))) {
+        } else if (!(pkt->op->flags & (VRNIC_OPF_ATOMIC | VRNIC_OPF_READ)) &&
+                   (pkt->hdr.bth.ack_req || !x->dup_acked)) {
+            /*
+             * The first duplicate of a resend pass is answered at once: the
+             * requester learns how far this side got and skips the rest.
+             * Later ones only when they ask (AckReq), like new packets; an
+             * ACK per duplicate doubled the frames of every pass.
+             */
+            x->dup_acked = true;
             vrnic_resp_ack(qp, vrnic_psn_add(x->epsn, VRNIC_IB_PSN_MASK),
                            false, 0);
         }
@@ -895,6 +903,7 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         return;
     }
     x->nak_seq_sent = false;
+    x->dup_acked = false;
     /* Opcode sequence: a message in progress continues with its kind. */
     if (x->in_msg != VRNIC_MSG_NONE && (first || kind != x->in_msg)) {
         if (!rc && first) {

@@ -184,6 +184,7 @@ typedef struct VrnicXport {
     uint32_t msn;
     bool nak_seq_sent;
     uint32_t nak_high;      /* highest gap PSN since that NAK */
+    bool dup_acked;         /* a duplicate was answered since ePSN moved */
     VrnicHeld *held[VRNIC_OOO_SLOTS];   /* by PSN % VRNIC_OOO_SLOTS */
     uint32_t *dev_held;     /* the device's count of held frames */
     bool replaying;         /* held packets are going in */
