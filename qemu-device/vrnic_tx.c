@@ -621,22 +621,43 @@ static void vrnic_tx_hole_answered(VrnicCore *core, uint32_t qpn,
 {
     VrnicXport *x = qp->x;
 
+    uint32_t next = vrnic_psn_add(x->acked_psn, 1);
+    VrnicSwqe *s;
+
     if (!x->hole_mode || x->hole_pending ||
         vrnic_psn_diff(x->acked_psn, x->hole_psn) < 0) {
         return;
     }
-    x->hole_mode = false;
-    /*
-     * Packets after the answer may still be on the wire if the hole was
-     * only late (reordered past the NAK threshold); then some of this
-     * resend is duplicates, answered as such.
-     */
-    if (vrnic_psn_diff(x->acked_psn, x->hole_high) < 0) {
-        vrnic_tx_go_back(core, qpn, qp, vrnic_psn_add(x->acked_psn, 1), false,
-                         "after the hole");
-        /* Part of the same loss: a NAK for that PSN is a new one. */
-        x->gbn_valid = false;
+    if (vrnic_psn_diff(x->acked_psn, x->hole_high) >= 0) {
+        x->hole_mode = false;
+        return;
     }
+    /*
+     * The responder got past the resent packet: it had packets after the
+     * hole, and holds none after acked_psn (it would NAK the next gap).
+     * Most often what follows is still on its way - this ACK answered the
+     * late original, or went out before the resend arrived - so only the
+     * next packet goes again, as a hole: a duplicate of it is answered at
+     * once with how far the responder got. A SEND/WRITE only: a READ's
+     * answer is its response stream.
+     */
+    s = vrnic_tx_find_psn(qp, next);
+    if (vrnic_psn_diff(x->acked_psn, x->hole_psn) > 0 && s &&
+        !vrnic_op_is_rd(s->hdr.opcode)) {
+        vrnic_tx_resend_hole(core, qpn, qp, next, "after the hole: the next");
+        return;
+    }
+    /*
+     * Only the resent packet went in: nothing after it is there (a
+     * responder that holds nothing past a gap, such as rdma_rxe, or all
+     * of it lost). Packets after the answer may still be on the wire if
+     * the hole was only late (reordered past the NAK threshold); then
+     * some of this resend is duplicates, answered as such.
+     */
+    x->hole_mode = false;
+    vrnic_tx_go_back(core, qpn, qp, next, false, "after the hole");
+    /* Part of the same loss: a NAK for that PSN is a new one. */
+    x->gbn_valid = false;
 }
 
 /*

@@ -857,6 +857,71 @@ TEST_F(pair, responder_holding_nothing_gets_the_rest_again)
 }
 
 /*
+ * A's output by frame number (from 1): frame `late` arrives after frame
+ * `late + gap`, and the frames after that up to `last` wait for A's next
+ * frame (its resend): they are still on the wire when the answer to the
+ * late frame comes back.
+ */
+typedef struct Stall {
+    unsigned n, late, gap, last, nheld;
+    size_t late_len, len[16];
+    uint8_t late_fr[512], fr[16][512];
+} Stall;
+
+static bool stalled(FakeBus *from, uint8_t *frame, size_t *len, void *arg)
+{
+    Stall *st = arg;
+
+    st->n++;
+    if (*len > sizeof(st->late_fr)) {
+        return true;
+    }
+    if (st->n == st->late) {
+        memcpy(st->late_fr, frame, *len);
+        st->late_len = *len;
+        return false;
+    }
+    if (st->n == st->late + st->gap) {
+        fake_wire_put(from->peer, frame, *len);
+        fake_wire_put(from->peer, st->late_fr, st->late_len);
+        return false;
+    }
+    if (st->n > st->late + st->gap && st->n <= st->last && st->nheld < 16) {
+        memcpy(st->fr[st->nheld], frame, *len);
+        st->len[st->nheld++] = *len;
+        return false;
+    }
+    for (unsigned i = 0; st->n > st->last && i < st->nheld; i++) {
+        fake_wire_put(from->peer, st->fr[i], st->len[i]);
+    }
+    if (st->n > st->last) {
+        st->nheld = 0;
+    }
+    return true;
+}
+
+/*
+ * The late packet brings a NAK, then fills the gap itself: the ACK of the
+ * packets held after it comes right behind the NAK, while the rest of the
+ * message is still on its way. Only the packet after that ACK is sent
+ * again (its duplicate's answer covers the rest), not everything after
+ * it (12 packets).
+ */
+TEST_F(pair, answer_before_the_resend_brings_one_packet_again)
+{
+    Stall st = { .late = 2, .gap = 10, .last = 24 };
+    const uint64_t *ca = self->a.f->core.stats.port;
+    const uint64_t *cb = self->b.f->core.stats.port;
+
+    ASSERT_EQ(0, write_through(_metadata, &self->a, &self->b, 24, &st,
+                               stalled));
+    ASSERT_EQ(1, cb[VRNIC_PORT_STAT_NAKS_SENT]);
+    ASSERT_EQ(1, ca[VRNIC_PORT_STAT_SEQ_NAKS_RCVD]);
+    ASSERT_EQ(0, ca[VRNIC_PORT_STAT_TIMEOUTS]);
+    ASSERT_EQ(1, ca[VRNIC_PORT_STAT_RETRANSMITS]);
+}
+
+/*
  * A's output by frame number (from 1): frames `lost`, `lost2` and `lost3`
  * vanish, frame `late` arrives after frame `late + 1`.
  */
