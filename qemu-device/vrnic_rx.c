@@ -232,7 +232,7 @@ static uint8_t vrnic_nak_syn(uint8_t code)
     return VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_NAK) | code;
 }
 
-static void vrnic_resp_ack(VrnicQp *qp, uint32_t psn, bool nak, uint8_t syn)
+static bool vrnic_resp_ack(VrnicQp *qp, uint32_t psn, bool nak, uint8_t syn)
 {
     VrnicXport *x = qp->x;
     VrnicResp *e = NULL;
@@ -245,7 +245,7 @@ static void vrnic_resp_ack(VrnicQp *qp, uint32_t psn, bool nak, uint8_t syn)
      * or error NAK is never replaced. The queue (vrnic_xport_new) has room
      * for every READ/atomic entry and an ACK/NAK after each; when it is
      * full anyway, vrnic_resp_push refuses and the answer is not sent (the
-     * requester's timer covers it).
+     * requester's timer covers it): false.
      */
     if (x->q_tail != x->q_head) {
         bool seq = syn == vrnic_nak_syn(VRNIC_NAK_PSN_SEQ);
@@ -263,7 +263,7 @@ static void vrnic_resp_ack(VrnicQp *qp, uint32_t psn, bool nak, uint8_t syn)
     if (!e) {
         e = vrnic_resp_push(x);
         if (!e) {
-            return;
+            return false;
         }
     }
     e->kind = VRNIC_RESP_ACK;
@@ -271,6 +271,7 @@ static void vrnic_resp_ack(VrnicQp *qp, uint32_t psn, bool nak, uint8_t syn)
     e->syndrome = syn;
     e->psn = psn;
     e->msn = x->msn;
+    return true;
 }
 
 static bool vrnic_resp_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
@@ -871,9 +872,9 @@ static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
              * Later ones only when they ask (AckReq), like new packets; an
              * ACK per duplicate doubled the frames of every pass.
              */
-            x->dup_acked = true;
-            vrnic_resp_ack(qp, vrnic_psn_add(x->epsn, VRNIC_IB_PSN_MASK),
-                           false, 0);
+            x->dup_acked = vrnic_resp_ack(qp, vrnic_psn_add(x->epsn,
+                                                            VRNIC_IB_PSN_MASK),
+                                          false, 0);
         }
         vrnic_resp_drain(core, qpn, qp);
         return false;

@@ -458,11 +458,16 @@ static void vrnic_tx_go_back(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 {
     VrnicXport *x = qp->x;
     bool found = false;
-    uint16_t next = x->next;
+    uint16_t next = x->next, back = next;
 
     if (x->gbn_valid && x->gbn_psn == psn && !x->gbn_resent) {
         return;
     }
+    /*
+     * The cursor moves only after the walk: vrnic_tx_slot tells the WQE
+     * at the cursor from the oldest one (same slot when the window is
+     * full) by x->next.
+     */
     for (uint16_t i = qp->sq.ci; i != (uint16_t)(next + 1); i++) {
         VrnicSwqe *s = vrnic_tx_slot(qp, i);
 
@@ -480,7 +485,7 @@ static void vrnic_tx_go_back(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                 x->resend = true;
                 break;
             }
-            x->next = i;
+            back = i;
             if (vrnic_op_is_rd(s->hdr.opcode)) {
                 s->sent = 0;
             } else {
@@ -493,6 +498,7 @@ static void vrnic_tx_go_back(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (!found) {
         return;
     }
+    x->next = back;
     /* A full go-back resends the hole too; one READ/atomic asked again
      * leaves a SEND/WRITE hole resend as it is. */
     if (!single) {
@@ -560,11 +566,10 @@ static VrnicSwqe *vrnic_tx_find_psn(VrnicQp *qp, uint32_t psn);
  * Send again only the packet at psn, with AckReq (vrnic_tx_process), and
  * wait for the answer: the responder holds what came after a gap
  * (vrnic_rx.c), so its answer to the hole says how far it now has
- * everything. An ACK short of what was sent means the rest is gone too (a
- * responder that holds nothing, such as rdma_rxe, or later losses): the
- * requester then goes back to the first PSN after it
- * (vrnic_tx_hole_answered). A NAK names the next hole. If the resent
- * packet or its answer is lost, the early timer resends it again.
+ * everything. An ACK short of what was sent is judged by
+ * vrnic_tx_hole_answered: the next packet alone, or go-back-N when the
+ * responder had nothing after the hole. A NAK names the next hole. If the
+ * resent packet or its answer is lost, the early timer resends it again.
  */
 static void vrnic_tx_resend_hole(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                  uint32_t psn, const char *why)
@@ -634,12 +639,12 @@ static void vrnic_tx_hole_answered(VrnicCore *core, uint32_t qpn,
     }
     /*
      * The responder got past the resent packet: it had packets after the
-     * hole, and holds none after acked_psn (it would NAK the next gap).
-     * Most often what follows is still on its way - this ACK answered the
-     * late original, or went out before the resend arrived - so only the
-     * next packet goes again, as a hole: a duplicate of it is answered at
-     * once with how far the responder got. A SEND/WRITE only: a READ's
-     * answer is its response stream.
+     * hole, and holds none more than VRNIC_OOO_NAK_AFTER past acked_psn
+     * (it would NAK the next gap). Most often what follows is still on
+     * its way - this ACK answered the late original, or went out before
+     * the resend arrived - so only the next packet goes again, as a hole:
+     * a duplicate of it is answered at once with how far the responder
+     * got. A SEND/WRITE only: a READ's answer is its response stream.
      */
     s = vrnic_tx_find_psn(qp, next);
     if (vrnic_psn_diff(x->acked_psn, x->hole_psn) > 0 && s &&

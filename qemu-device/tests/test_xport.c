@@ -677,9 +677,9 @@ TEST_F(pair, rnr_nak_without_receive_wqe)
     ASSERT_EQ(1, self->b.f->core.obj.qps[qb.qpn].x->epsn);
 }
 
-/* Build an RC SEND ONLY from A's QP to B's with a chosen PSN. */
-static size_t craft(Node *A, Node *B, uint32_t dqpn, uint32_t psn,
-                    uint8_t *frame, size_t size)
+/* Build an RC SEND ONLY from A's QP to B's with a chosen PSN and AckReq. */
+static size_t craft_req(Node *A, Node *B, uint32_t dqpn, uint32_t psn,
+                        bool ack_req, uint8_t *frame, size_t size)
 {
     VrnicPktAddr a = { .hop_limit = 64, .udp_sport = 0xc000 };
     VrnicPktHdrs h;
@@ -693,8 +693,58 @@ static size_t craft(Node *A, Node *B, uint32_t dqpn, uint32_t psn,
     h.bth.pkey = 0xffff;
     h.bth.dqpn = dqpn;
     h.bth.psn = psn;
-    h.bth.ack_req = true;
+    h.bth.ack_req = ack_req;
     return vrnic_pkt_build(frame, size, &a, &h, "abcd", 4);
+}
+
+static size_t craft(Node *A, Node *B, uint32_t dqpn, uint32_t psn,
+                    uint8_t *frame, size_t size)
+{
+    return craft_req(A, B, dqpn, psn, true, frame, size);
+}
+
+/*
+ * A resend pass of duplicates: the first is answered at once (how far
+ * the responder got), later ones only when they ask (AckReq); a packet in
+ * order starts a new pass.
+ */
+TEST_F(pair, duplicates_answered_once_per_pass_then_on_ack_req)
+{
+    Qp qa, qb;
+    uint8_t frame[256];
+    size_t len;
+    VrnicCounters *sb = &self->b.f->core.stats;
+    uint64_t dst = buf_alloc(&self->b, 64);
+    Sg r = { dst, 64, mr_any(&self->b, VRNIC_ACCESS_LOCAL_WRITE, dst, 64) };
+    unsigned out;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 1000, 1000);
+    post_recv(&qb, 1, &r, 1);   /* for the packet in order */
+    out = self->b.f->nframes;
+    for (uint32_t psn = 990; psn < 1000; psn++) {
+        len = craft_req(&self->a, &self->b, qb.qpn, psn, psn == 995, frame,
+                        sizeof(frame));
+        fake_wire_put(self->b.f, frame, len);
+        fake_settle(self->b.f);
+    }
+    ASSERT_EQ(10, sb->port[VRNIC_PORT_STAT_RX_DUPLICATE]);
+    ASSERT_EQ(out + 2, self->b.f->nframes);     /* PSN 990 and 995 */
+    /* In order (no AckReq, no answer), then a new pass. */
+    len = craft_req(&self->a, &self->b, qb.qpn, 1000, false, frame,
+                    sizeof(frame));
+    fake_wire_put(self->b.f, frame, len);
+    fake_settle(self->b.f);
+    ASSERT_EQ(out + 2, self->b.f->nframes);
+    for (uint32_t psn = 996; psn < 999; psn++) {
+        len = craft_req(&self->a, &self->b, qb.qpn, psn, false, frame,
+                        sizeof(frame));
+        fake_wire_put(self->b.f, frame, len);
+        fake_settle(self->b.f);
+    }
+    ASSERT_EQ(out + 3, self->b.f->nframes);
+    ASSERT_EQ(1001, self->b.f->core.obj.qps[qb.qpn].x->epsn);
 }
 
 TEST_F(pair, psn_gap_nak_once_and_out_of_window)
@@ -951,6 +1001,61 @@ static bool scripted(FakeBus *from, uint8_t *frame, size_t *len, void *arg)
         return false;
     }
     return true;
+}
+
+/*
+ * A go-back while the send window is full (VRNIC_TX_WINDOW WQEs in flight,
+ * more posted) from a WQE after the oldest: the slot of the WQE at the
+ * cursor is the oldest one's, and the oldest (sent, answered, not yet
+ * completed) must keep its state. Single-packet SENDs to a responder that
+ * holds nothing past a gap; the first is lost, and the answer to its
+ * resend (before the oldest WQE completes) brings the rest again from the
+ * second.
+ */
+TEST_F(pair, go_back_in_a_full_window_keeps_the_oldest_wqe)
+{
+    const unsigned n = VRNIC_TX_WINDOW + 8;
+    uint64_t src = buf_alloc(&self->a, 64);
+    uint64_t dst = buf_alloc(&self->b, 64 * n);
+    Sg s = { src, 64, mr_any(&self->a, 0, src, 64) };
+    uint32_t lkey = mr_any(&self->b, VRNIC_ACCESS_LOCAL_WRITE, dst, 64 * n);
+    Script sc = { .lost = 1 };
+    unsigned done = 0;
+    struct vrnic_cqe e;
+    Qp qa, qb;
+
+    qp_new_deep(&qa, &self->a);
+    qp_new_deep(&qb, &self->b);
+    connect(&qa, &qb, 1, 0x40, 0x40);
+    for (unsigned i = 0; i < n; i++) {
+        Sg r = { dst + 64 * i, 64, lkey };
+
+        post_recv(&qb, i, &r, 1);
+    }
+    self->b.f->core.ooo_held = VRNIC_OOO_DEVICE;
+    self->a.f->wire_hook = scripted;
+    self->a.f->hook_arg = &sc;
+    for (unsigned i = 0; i < n; i++) {
+        post_send(&qa, i, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    }
+    for (unsigned i = 0; done < n; i++) {
+        ASSERT_GT(100, i) {
+            TH_LOG("%u of %u sends completed", done, n);
+        }
+        fake_settle(self->a.f);
+        while (poll(&self->a, true, &e)) {
+            ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+            ASSERT_EQ(done, le64toh(e.wr_id));
+            done++;
+        }
+        if (done < n && self->a.f->timer_due != INT64_MAX) {
+            fake_fire_timer(self->a.f);
+        }
+    }
+    self->a.f->wire_hook = NULL;
+    self->b.f->core.ooo_held = 0;
+    ASSERT_EQ(0, self->a.f->core.stats.port[VRNIC_PORT_STAT_TIMEOUTS]);
+    ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&qa));
 }
 
 /*
