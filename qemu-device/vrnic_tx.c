@@ -625,7 +625,6 @@ static void vrnic_tx_hole_answered(VrnicCore *core, uint32_t qpn,
                                    VrnicQp *qp)
 {
     VrnicXport *x = qp->x;
-
     uint32_t next = vrnic_psn_add(x->acked_psn, 1);
     VrnicSwqe *s;
 
