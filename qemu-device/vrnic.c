@@ -45,16 +45,29 @@ struct VrnicState {
 
 /* ---- core -> glue ------------------------------------------------------- */
 
+/*
+ * Every DMA of the device is restricted to RAM (MemTxAttrs.memory): the
+ * guest chooses the addresses, and an address that decodes to MMIO - the
+ * MMCONFIG page of the root port above us, whose bridge control can
+ * reset the secondary bus - would otherwise run another device's handlers,
+ * and through them reset or unplug this one, in the middle of the core's
+ * own work. Such a transfer fails with MEMTX_ACCESS_ERROR instead, and the
+ * core reports it like any unreachable address.
+ */
+static const MemTxAttrs vrnic_dma_attrs = { .memory = 1 };
+
 static bool vrnic_dma_read_cb(void *opaque, uint64_t addr, void *buf,
                               uint64_t len)
 {
-    return pci_dma_read(PCI_DEVICE(opaque), addr, buf, len) == MEMTX_OK;
+    return pci_dma_rw(PCI_DEVICE(opaque), addr, buf, len,
+                      DMA_DIRECTION_TO_DEVICE, vrnic_dma_attrs) == MEMTX_OK;
 }
 
 static bool vrnic_dma_write_cb(void *opaque, uint64_t addr, const void *buf,
                                uint64_t len)
 {
-    return pci_dma_write(PCI_DEVICE(opaque), addr, buf, len) == MEMTX_OK;
+    return pci_dma_rw(PCI_DEVICE(opaque), addr, (void *)buf, len,
+                      DMA_DIRECTION_FROM_DEVICE, vrnic_dma_attrs) == MEMTX_OK;
 }
 
 static void vrnic_irq_cb(void *opaque, unsigned vector)
@@ -73,29 +86,24 @@ static void vrnic_kick_cb(void *opaque, VrnicWork work)
     qemu_bh_schedule(s->bh[work]);
 }
 
-/* The netdev took a frame it had queued: the wire has room again. */
+/*
+ * The netdev sent a frame it had queued for us, or discarded it
+ * (qemu_purge_queued_packets).
+ */
 static void vrnic_eth_sent_cb(NetClientState *nc, ssize_t len)
 {
     VrnicState *s = qemu_get_nic_opaque(nc);
 
-    vrnic_core_wire_ready(&s->core);
+    vrnic_core_wire_sent(&s->core);
 }
 
-static void vrnic_eth_send_cb(void *opaque, const uint8_t *frame, size_t len)
+static bool vrnic_eth_send_cb(void *opaque, const uint8_t *frame, size_t len)
 {
     VrnicState *s = opaque;
 
-    if (!qemu_send_packet_async(qemu_get_queue(s->nic), frame, len,
-                                vrnic_eth_sent_cb)) {
-        vrnic_core_wire_busy(&s->core);
-    }
-}
-
-static void vrnic_eth_rx_ready_cb(void *opaque)
-{
-    VrnicState *s = opaque;
-
-    qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    /* 0: queued behind a busy backend, with vrnic_eth_sent_cb to follow. */
+    return qemu_send_packet_async(qemu_get_queue(s->nic), frame, len,
+                                  vrnic_eth_sent_cb) != 0;
 }
 
 static int64_t vrnic_clock_ns_cb(void *opaque)
@@ -123,37 +131,46 @@ static const VrnicCoreOps vrnic_core_ops = {
     .irq = vrnic_irq_cb,
     .kick = vrnic_kick_cb,
     .eth_send = vrnic_eth_send_cb,
-    .eth_rx_ready = vrnic_eth_rx_ready_cb,
     .clock_ns = vrnic_clock_ns_cb,
     .timer_mod = vrnic_timer_mod_cb,
 };
 
+/*
+ * Every way into the core that can DMA holds a reference on the device:
+ * were the device ever unplugged from inside the core's own work, its
+ * memory outlives the call (the core defers its own teardown the same way,
+ * see VrnicCore.running).
+ */
+static void vrnic_run(VrnicState *s, VrnicWork work)
+{
+    object_ref(OBJECT(s));
+    vrnic_core_run(&s->core, work);
+    object_unref(OBJECT(s));
+}
+
 static void vrnic_admin_bh(void *opaque)
 {
-    VrnicState *s = opaque;
-
-    vrnic_core_run(&s->core, VRNIC_WORK_ADMIN);
+    vrnic_run(opaque, VRNIC_WORK_ADMIN);
 }
 
 static void vrnic_eth_tx_bh(void *opaque)
 {
-    VrnicState *s = opaque;
+    vrnic_run(opaque, VRNIC_WORK_ETH_TX);
+}
 
-    vrnic_core_run(&s->core, VRNIC_WORK_ETH_TX);
+static void vrnic_eth_rx_bh(void *opaque)
+{
+    vrnic_run(opaque, VRNIC_WORK_ETH_RX);
 }
 
 static void vrnic_link_bh(void *opaque)
 {
-    VrnicState *s = opaque;
-
-    vrnic_core_run(&s->core, VRNIC_WORK_LINK);
+    vrnic_run(opaque, VRNIC_WORK_LINK);
 }
 
 static void vrnic_queues_bh(void *opaque)
 {
-    VrnicState *s = opaque;
-
-    vrnic_core_run(&s->core, VRNIC_WORK_QUEUES);
+    vrnic_run(opaque, VRNIC_WORK_QUEUES);
 }
 
 /* ---- BARs --------------------------------------------------------------- */
@@ -206,19 +223,16 @@ static const MemoryRegionOps vrnic_db_ops = {
 
 /* ---- netdev ------------------------------------------------------------- */
 
-static bool vrnic_nc_can_receive(NetClientState *nc)
-{
-    VrnicState *s = qemu_get_nic_opaque(nc);
-
-    return vrnic_core_eth_can_receive(&s->core);
-}
-
+/* Every frame is taken: the core never asks the netdev to hold one. */
 static ssize_t vrnic_nc_receive(NetClientState *nc, const uint8_t *buf,
                                 size_t size)
 {
     VrnicState *s = qemu_get_nic_opaque(nc);
 
-    return vrnic_core_eth_receive(&s->core, buf, size);
+    object_ref(OBJECT(s));
+    vrnic_core_eth_receive(&s->core, buf, size);
+    object_unref(OBJECT(s));
+    return size;
 }
 
 static void vrnic_nc_link_status_changed(NetClientState *nc)
@@ -231,7 +245,6 @@ static void vrnic_nc_link_status_changed(NetClientState *nc)
 static NetClientInfo vrnic_net_info = {
     .type = NET_CLIENT_DRIVER_NIC,
     .size = sizeof(NICState),
-    .can_receive = vrnic_nc_can_receive,
     .receive = vrnic_nc_receive,
     .link_status_changed = vrnic_nc_link_status_changed,
 };
@@ -290,6 +303,8 @@ static void vrnic_realize(PCIDevice *pdev, Error **errp)
                                                   &dev->mem_reentrancy_guard);
     s->bh[VRNIC_WORK_ETH_TX] = qemu_bh_new_guarded(vrnic_eth_tx_bh, s,
                                                    &dev->mem_reentrancy_guard);
+    s->bh[VRNIC_WORK_ETH_RX] = qemu_bh_new_guarded(vrnic_eth_rx_bh, s,
+                                                   &dev->mem_reentrancy_guard);
     s->bh[VRNIC_WORK_LINK] = qemu_bh_new_guarded(vrnic_link_bh, s,
                                                  &dev->mem_reentrancy_guard);
     s->bh[VRNIC_WORK_QUEUES] = qemu_bh_new_guarded(vrnic_queues_bh, s,
@@ -309,10 +324,23 @@ static void vrnic_realize(PCIDevice *pdev, Error **errp)
     trace_vrnic_realize(s->cfg.num_comp_vectors, s->cfg.db_pages);
 }
 
+/*
+ * Frames the netdev still holds for us carry our NetClientState and
+ * vrnic_eth_sent_cb: drop them while both are alive (virtio-net does the
+ * same), or the netdev would call back into a freed device once it can
+ * send again. Each purged frame runs vrnic_eth_sent_cb, so the core's
+ * count of queued frames returns to 0.
+ */
+static void vrnic_purge_wire(VrnicState *s)
+{
+    qemu_purge_queued_packets(qemu_get_queue(s->nic));
+}
+
 static void vrnic_exit(PCIDevice *pdev)
 {
     VrnicState *s = VRNIC(pdev);
 
+    vrnic_purge_wire(s);
     vrnic_core_reset(&s->core);
     if (s->cfg.dm_size) {
         /* memory_region_init_ram registered it (and a CPR blocker). */
@@ -332,6 +360,7 @@ static void vrnic_reset_hold(Object *obj, ResetType type)
 {
     VrnicState *s = VRNIC(obj);
 
+    vrnic_purge_wire(s);
     for (int i = 0; i < VRNIC_WORK__MAX; i++) {
         qemu_bh_cancel(s->bh[i]);
     }

@@ -3,8 +3,9 @@
  * completion per command with the owner phase, interrupt on vector 0.
  *
  * Every command (VRNIC_AQ_CMD_SIZE = 128 bytes since interface 1.1) is
- * copied out of guest memory into a local buffer before it is looked at, and
- * only the copy is used (a hostile guest may rewrite the slot at any time).
+ * copied out of guest memory into the device's buffer before it is looked
+ * at, once, and only the copy is used (a hostile guest may rewrite the slot
+ * at any time) - also by a command that takes several runs.
  * A failed command changes nothing and returns 0 in result.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -12,9 +13,15 @@
 #include "qemu/osdep.h"
 #include "vrnic_core_int.h"
 
-/* Commands processed per bottom-half run, so a guest that keeps the SQ full
- * cannot monopolise the main loop; the rest go in the next run. */
+/*
+ * Per bottom-half run, so a guest that keeps the SQ full cannot monopolise
+ * the main loop, at most this many commands and no new command once this
+ * many DMA transfers were spent; the rest go in the next run. Every
+ * handler's own work is bounded (a long one, RESIZE_CQ, goes on over
+ * several runs), so a run ends within the work budget plus one command.
+ */
 #define VRNIC_AQ_BUDGET 64
+#define VRNIC_AQ_WORK   4096
 
 
 static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
@@ -158,23 +165,32 @@ static bool vrnic_admin_complete(VrnicCore *core, uint16_t ci,
 void vrnic_admin_process(VrnicCore *core)
 {
     VrnicRing *aq = &core->aq;
+    const struct vrnic_aq_hdr *hdr = (const void *)core->aq_cmd;
+    uint64_t start = core->dma_ops;
     unsigned done = 0;
 
-    while (aq->live && aq->ci != aq->pi && done < VRNIC_AQ_BUDGET) {
-        uint8_t raw[VRNIC_AQ_CMD_SIZE];
-        const struct vrnic_aq_hdr *hdr = (const void *)raw;
+    while (aq->live && aq->ci != aq->pi && done < VRNIC_AQ_BUDGET &&
+           core->dma_ops - start < VRNIC_AQ_WORK) {
         uint64_t slot = vrnic_ring_slot(aq, aq->base, aq->ci,
                                         VRNIC_AQ_CMD_SIZE);
         uint64_t result;
         uint8_t status;
 
-        if (!vrnic_dma_read(core, slot, raw, sizeof(raw))) {
-            vrnic_core_fatal(core, "admin SQ", slot);
+        if (!core->aq_cmd_held) {
+            if (!vrnic_dma_read(core, slot, core->aq_cmd,
+                                sizeof(core->aq_cmd))) {
+                vrnic_core_fatal(core, "admin SQ", slot);
+                break;
+            }
+            trace_vrnic_aq_cmd(aq->ci, le16_to_cpu(hdr->opcode),
+                               le16_to_cpu(hdr->cmd_id));
+        }
+        status = vrnic_admin_dispatch(core, core->aq_cmd, &result);
+        if (status == VRNIC_AQ_STS_IN_PROGRESS) {
+            core->aq_cmd_held = true;   /* same copy, next run */
             break;
         }
-        trace_vrnic_aq_cmd(aq->ci, le16_to_cpu(hdr->opcode),
-                           le16_to_cpu(hdr->cmd_id));
-        status = vrnic_admin_dispatch(core, raw, &result);
+        core->aq_cmd_held = false;
         if (status != VRNIC_AQ_STS_OK) {
             result = 0;
             VRNIC_GUEST_ERR(core, vrnic_err_aq_cmd, "opcode 0x%x id 0x%x: "
@@ -194,6 +210,6 @@ void vrnic_admin_process(VrnicCore *core)
         vrnic_core_irq(core, VRNIC_VEC_ADMIN);
     }
     if (aq->live && aq->ci != aq->pi) {
-        core->ops->kick(core->opaque, VRNIC_WORK_ADMIN);
+        vrnic_core_kick(core, VRNIC_WORK_ADMIN);
     }
 }

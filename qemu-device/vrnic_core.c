@@ -86,14 +86,51 @@ void vrnic_core_init(VrnicCore *core, const VrnicConfig *cfg,
     core->eth_rx.name = "eth-rx";
     core->timer_due = INT64_MAX;
     vrnic_obj_init(core);
+    vrnic_eth_init(core);
     vrnic_loop_init(core);
     vrnic_fault_init(core);
     vrnic_core_reset(core);
 }
 
+/* Entering and leaving a core entry point that can DMA. */
+void vrnic_core_enter(VrnicCore *core)
+{
+    core->running++;
+}
+
+static void vrnic_core_do_uninit(VrnicCore *core);
+static void vrnic_core_do_reset(VrnicCore *core);
+
+void vrnic_core_leave(VrnicCore *core)
+{
+    if (--core->running) {
+        return;
+    }
+    if (core->gone) {
+        vrnic_core_do_uninit(core);
+    } else if (core->reset_pending) {
+        vrnic_core_do_reset(core);
+    }
+}
+
 void vrnic_core_uninit(VrnicCore *core)
 {
+    bool was_gone = core->gone;
+
+    core->gone = true;          /* no op is called from here on */
+    if (core->running) {
+        trace_vrnic_defer("uninit", core->running);
+        return;                 /* vrnic_core_leave frees */
+    }
+    if (!was_gone) {
+        vrnic_core_do_uninit(core);
+    }
+}
+
+static void vrnic_core_do_uninit(VrnicCore *core)
+{
     vrnic_obj_uninit(core);
+    vrnic_eth_uninit(core);
     vrnic_loop_uninit(core);
     vrnic_fault_uninit(core);
 }
@@ -109,11 +146,26 @@ static void vrnic_ring_reset(VrnicRing *r)
 /*
  * The one reset path: reached from the DEV_CTRL register, PCI/bus reset and
  * device exit. Every ring goes idle and all driver-programmed state is
- * cleared; the link state belongs to the wire and is kept.
+ * cleared; the link state belongs to the wire and is kept. While the core
+ * runs it is only noted, and done when the outermost entry returns.
  */
 void vrnic_core_reset(VrnicCore *core)
 {
+    if (core->gone) {
+        return;
+    }
+    if (core->running) {
+        trace_vrnic_defer("reset", core->running);
+        core->reset_pending = true;
+        return;
+    }
+    vrnic_core_do_reset(core);
+}
+
+static void vrnic_core_do_reset(VrnicCore *core)
+{
     trace_vrnic_reset();
+    core->reset_pending = false;
     core->fatal = false;
     core->timer_due = INT64_MAX;    /* a stale expiry finds nothing due */
     core->timer_fired = false;
@@ -121,6 +173,8 @@ void vrnic_core_reset(VrnicCore *core)
     vrnic_ring_reset(&core->aq);
     core->aq_cq_base_reg = 0;
     core->aq_cq_base = 0;
+    core->aq_cmd_held = false;
+    memset(&core->cq_resize, 0, sizeof(core->cq_resize));
     vrnic_ring_reset(&core->aeq);
     core->aeq_armed = false;
     vrnic_ring_reset(&core->eth_tx);
@@ -128,6 +182,7 @@ void vrnic_core_reset(VrnicCore *core)
     core->eth_tx_armed = false;
     core->eth_rx_armed = false;
     core->eth_ctrl = 0;
+    vrnic_eth_reset(core);
     memcpy(core->mac, core->cfg.mac, sizeof(core->mac));
     core->mtu = MIN(1500, core->cfg.max_mtu);
     memset(core->gids, 0, sizeof(core->gids));
@@ -148,21 +203,45 @@ void vrnic_core_set_devmem(VrnicCore *core, uint8_t *ram)
 }
 
 /*
- * The transport stops building RoCEv2 frames while the netdev holds frames
- * it could not send (vrnic_xport_can_send), instead of letting QEMU's net
- * queue overflow and drop them: QPs that wanted to send stay pending
- * without re-kicking, and wire_ready restarts them.
+ * Transmit backpressure. The netdev copies a frame it cannot send at once
+ * onto its own queue and tells us when it left; every such copy is host
+ * memory a guest could make grow without bound (a peer that stops
+ * reading). So the device counts them, and at VRNIC_WIRE_MAX_QUEUED builds
+ * no more frames: QPs that want to send stay pending and the Ethernet TX
+ * ring keeps its descriptors, until vrnic_core_wire_sent restarts them.
+ * Frames the fault injector releases from its own bounded slots still go.
  */
-void vrnic_core_wire_busy(VrnicCore *core)
+bool vrnic_wire_can_send(const VrnicCore *core)
 {
-    core->wire_busy = true;
+    return core->wire_queued < VRNIC_WIRE_MAX_QUEUED;
 }
 
-void vrnic_core_wire_ready(VrnicCore *core)
+void vrnic_wire_send(VrnicCore *core, const uint8_t *frame, size_t len)
 {
-    core->wire_busy = false;
+    if (core->gone) {
+        return;
+    }
+    if (!core->ops->eth_send(core->opaque, frame, len)) {
+        core->wire_queued++;
+        trace_vrnic_wire_queued(core->wire_queued);
+    }
+}
+
+void vrnic_core_wire_sent(VrnicCore *core)
+{
+    bool was_full = !vrnic_wire_can_send(core);
+
+    if (core->wire_queued) {
+        core->wire_queued--;
+    }
+    if (!was_full) {
+        return;
+    }
     if (core->obj.qps_pending) {
-        core->ops->kick(core->opaque, VRNIC_WORK_QUEUES);
+        vrnic_core_kick(core, VRNIC_WORK_QUEUES);
+    }
+    if (core->eth_tx.live && core->eth_tx.ci != core->eth_tx.pi) {
+        vrnic_core_kick(core, VRNIC_WORK_ETH_TX);
     }
 }
 
@@ -173,7 +252,7 @@ void vrnic_core_set_faults(VrnicCore *core, const VrnicFaultCfg *cfg)
 
 void vrnic_core_timer_arm(VrnicCore *core, int64_t deadline)
 {
-    if (deadline < core->timer_due) {
+    if (deadline < core->timer_due && !core->gone) {
         core->timer_due = deadline;
         core->ops->timer_mod(core->opaque, deadline);
     }
@@ -188,13 +267,13 @@ void vrnic_core_timer(VrnicCore *core)
 {
     core->timer_due = INT64_MAX;
     core->timer_fired = true;
-    core->ops->kick(core->opaque, VRNIC_WORK_QUEUES);
+    vrnic_core_kick(core, VRNIC_WORK_QUEUES);
 }
 
 void vrnic_core_irq(VrnicCore *core, unsigned vector)
 {
     /* Vectors are device-chosen constants or validated EQ vectors. */
-    if (vector >= vrnic_total_vectors(&core->cfg)) {
+    if (vector >= vrnic_total_vectors(&core->cfg) || core->gone) {
         return;
     }
     trace_vrnic_irq(vector);
@@ -221,15 +300,31 @@ void vrnic_core_fatal(VrnicCore *core, const char *what, uint64_t addr)
     core->eth_rx.live = false;
 }
 
+/*
+ * DMA reaches RAM only (VrnicCoreOps.dma_read): a transfer the bus refuses
+ * is counted and fails the one operation that asked for it.
+ */
 bool vrnic_dma_read(VrnicCore *core, uint64_t addr, void *buf, uint64_t len)
 {
-    return core->ops->dma_read(core->opaque, addr, buf, len);
+    core->dma_ops++;
+    if (core->gone || !core->ops->dma_read(core->opaque, addr, buf, len)) {
+        core->stats.port[VRNIC_PORT_STAT_DMA_ERRORS]++;
+        trace_vrnic_dma_error(addr, len, 0);
+        return false;
+    }
+    return true;
 }
 
 bool vrnic_dma_write(VrnicCore *core, uint64_t addr, const void *buf,
                      uint64_t len)
 {
-    return core->ops->dma_write(core->opaque, addr, buf, len);
+    core->dma_ops++;
+    if (core->gone || !core->ops->dma_write(core->opaque, addr, buf, len)) {
+        core->stats.port[VRNIC_PORT_STAT_DMA_ERRORS]++;
+        trace_vrnic_dma_error(addr, len, 1);
+        return false;
+    }
+    return true;
 }
 
 static uint32_t vrnic_max_log_depth(VrnicCore *core, const VrnicRing *r)
@@ -263,6 +358,11 @@ static void vrnic_ring_write_cfg(VrnicCore *core, VrnicRing *r, uint32_t val)
     if (!(val & VRNIC_RING_CFG_ENABLE)) {
         if (r->live) {
             trace_vrnic_ring_disable(r->name);
+        }
+        if (r == &core->aq) {
+            /* A command going on over several runs is abandoned. */
+            core->aq_cmd_held = false;
+            core->cq_resize.active = false;
         }
         r->live = false;
         r->pi = r->ci = 0;
@@ -481,7 +581,7 @@ void vrnic_core_reg_write(VrnicCore *core, uint64_t addr, uint32_t val)
         return;
     case VRNIC_REG_AQ_PI:
         if (vrnic_ring_write_pi(core, &core->aq, val)) {
-            core->ops->kick(core->opaque, VRNIC_WORK_ADMIN);
+            vrnic_core_kick(core, VRNIC_WORK_ADMIN);
         }
         return;
     case VRNIC_REG_AEQ_BASE_LO:
@@ -507,7 +607,7 @@ void vrnic_core_reg_write(VrnicCore *core, uint64_t addr, uint32_t val)
         return;
     case VRNIC_REG_ETH_TX_PI:
         if (vrnic_ring_write_pi(core, &core->eth_tx, val)) {
-            core->ops->kick(core->opaque, VRNIC_WORK_ETH_TX);
+            vrnic_core_kick(core, VRNIC_WORK_ETH_TX);
         }
         return;
     case VRNIC_REG_ETH_RX_BASE_LO:
@@ -521,7 +621,7 @@ void vrnic_core_reg_write(VrnicCore *core, uint64_t addr, uint32_t val)
         return;
     case VRNIC_REG_ETH_RX_PI:
         if (vrnic_ring_write_pi(core, &core->eth_rx, val)) {
-            core->ops->eth_rx_ready(core->opaque);
+            vrnic_core_kick(core, VRNIC_WORK_ETH_RX);
         }
         return;
     case VRNIC_REG_ETH_TX_ARM:
@@ -587,6 +687,10 @@ void vrnic_core_db_write(VrnicCore *core, uint64_t addr, uint32_t val)
 
 void vrnic_core_run(VrnicCore *core, VrnicWork work)
 {
+    if (core->gone) {
+        return;
+    }
+    vrnic_core_enter(core);
     switch (work) {
     case VRNIC_WORK_ADMIN:
         /*
@@ -597,10 +701,15 @@ void vrnic_core_run(VrnicCore *core, VrnicWork work)
          * the shrink to count them).
          */
         vrnic_core_run(core, VRNIC_WORK_QUEUES);
-        vrnic_admin_process(core);
+        if (!core->reset_pending && !core->gone) {
+            vrnic_admin_process(core);
+        }
         break;
     case VRNIC_WORK_ETH_TX:
         vrnic_eth_tx_process(core);
+        break;
+    case VRNIC_WORK_ETH_RX:
+        vrnic_eth_rx_process(core);
         break;
     case VRNIC_WORK_LINK:
         if (core->link_reported != core->link_up) {
@@ -616,6 +725,7 @@ void vrnic_core_run(VrnicCore *core, VrnicWork work)
             core->timer_fired = false;
             vrnic_fault_timer(core, now);
             vrnic_xport_timer(core, now);
+            vrnic_rx_held_age(core, now);
         }
         vrnic_loop_process(core);
         vrnic_qp_process(core);
@@ -624,6 +734,7 @@ void vrnic_core_run(VrnicCore *core, VrnicWork work)
     case VRNIC_WORK__MAX:
         break;
     }
+    vrnic_core_leave(core);
 }
 
 /*
@@ -638,5 +749,5 @@ void vrnic_core_set_link(VrnicCore *core, bool up)
     }
     core->link_up = up;
     trace_vrnic_link(up);
-    core->ops->kick(core->opaque, VRNIC_WORK_LINK);
+    vrnic_core_kick(core, VRNIC_WORK_LINK);
 }

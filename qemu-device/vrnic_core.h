@@ -20,13 +20,19 @@
 typedef enum VrnicWork {
     VRNIC_WORK_ADMIN,       /* process the admin SQ */
     VRNIC_WORK_ETH_TX,      /* process the Ethernet TX ring */
+    VRNIC_WORK_ETH_RX,      /* frames waiting in the RX FIFO to the RX ring */
     VRNIC_WORK_LINK,        /* report a link change on the AEQ */
     VRNIC_WORK_QUEUES,      /* QP/CQ doorbell work: flushes, due CQ events */
     VRNIC_WORK__MAX,
 } VrnicWork;
 
 typedef struct VrnicCoreOps {
-    /* Guest memory through the PCI function's DMA address space. */
+    /*
+     * Guest memory through the PCI function's DMA address space. Only RAM:
+     * an address that decodes to MMIO (another device's registers, a
+     * bridge's config space) fails, so no DMA of the device can have side
+     * effects on other devices - or reset or unplug this one under itself.
+     */
     bool (*dma_read)(void *opaque, uint64_t addr, void *buf, uint64_t len);
     bool (*dma_write)(void *opaque, uint64_t addr, const void *buf,
                       uint64_t len);
@@ -34,12 +40,12 @@ typedef struct VrnicCoreOps {
     void (*irq)(void *opaque, unsigned vector);
     /* Run vrnic_core_run(core, work) soon, from a bottom half. */
     void (*kick)(void *opaque, VrnicWork work);
-    /* Put one Ethernet frame on the wire. When the wire cannot take more
-     * (the frame was queued), the glue calls vrnic_core_wire_busy(), and
-     * vrnic_core_wire_ready() once the queue drained. */
-    void (*eth_send)(void *opaque, const uint8_t *frame, size_t len);
-    /* RX buffers were posted: frames held back by the netdev may flow again. */
-    void (*eth_rx_ready)(void *opaque);
+    /*
+     * Put one Ethernet frame on the wire. True when it left at once; false
+     * when the backend queued it (it then holds a copy), and the glue calls
+     * vrnic_core_wire_sent() once that frame has left or was discarded.
+     */
+    bool (*eth_send)(void *opaque, const uint8_t *frame, size_t len);
     /* The device clock (ns) and its one timer: vrnic_core_timer() is due at
      * deadline_ns (a later call replaces the deadline). */
     int64_t (*clock_ns)(void *opaque);
@@ -77,6 +83,12 @@ typedef struct VrnicConfig {
 /* Largest frame on the wire: MTU + Ethernet header + one VLAN tag. */
 #define VRNIC_ETH_OVERHEAD      18
 #define VRNIC_ETH_MIN_FRAME     14
+/*
+ * Frames the netdev may hold queued for the device while its backend is
+ * busy (each a copy on the host's heap): at this many the device sends
+ * nothing more - RoCEv2 or Ethernet - until vrnic_core_wire_sent.
+ */
+#define VRNIC_WIRE_MAX_QUEUED   64
 /* Object numbers travel in 16-bit doorbell fields (qpn up to max_qp + 1). */
 #define VRNIC_MAX_OBJECTS       65534
 /* Device memory (BAR5): a 32-bit BAR, so keep it well inside 4 GiB. */
@@ -101,6 +113,15 @@ typedef struct VrnicRing {
     uint16_t pi;    /* producer index (guest doorbell, or device for AEQ) */
     uint16_t ci;    /* consumer index (device, or guest for AEQ) */
 } VrnicRing;
+
+/* A RESIZE_CQ going on over several admin runs (vrnic_cq.c). */
+typedef struct VrnicCqResize {
+    bool active;
+    uint32_t log_depth;
+    uint16_t ci;            /* the consumer's, when the command began */
+    uint16_t copied;        /* CQEs copied to the new ring so far */
+    VrnicMem mem;           /* the new ring */
+} VrnicCqResize;
 
 typedef struct VrnicGid {
     uint8_t gid[16];
@@ -141,6 +162,7 @@ typedef struct VrnicObjects {
      * stale key or number is unlikely to name a new object. */
     uint32_t next_pd, next_mr, next_cq, next_qp, next_srq;
     uint32_t qps_pending;   /* QPs with pending set */
+    uint32_t qp_cursor;     /* vrnic_qp_process starts at qpn cursor + 1 */
     uint32_t cqs_notify;    /* CQs with notify set */
     /* Multicast groups (vrnic_mcast.c); n_mcast slots are in use. */
     VrnicMcastGrp mcast[VRNIC_MCAST_MAX_GRP];
@@ -152,6 +174,19 @@ typedef struct VrnicCore {
     void *opaque;
     VrnicConfig cfg;
 
+    /*
+     * Entry points that can DMA (vrnic_core_run, vrnic_core_eth_receive)
+     * nest this count. A reset or uninit that arrives while it is not 0 -
+     * from inside the core's own DMA, were it ever to reach a device whose
+     * handler resets or unplugs this one - must not free what the running
+     * caller still uses: the reset is done when the outermost entry
+     * returns, and after an uninit (gone) the core calls no op at all and
+     * frees its tables on the way out.
+     */
+    unsigned running;
+    bool reset_pending;
+    bool gone;
+
     bool link_up;           /* netdev link; survives device reset */
     bool link_reported;     /* link state last reported on the AEQ */
     bool fatal;             /* a DMA error stopped the device */
@@ -160,12 +195,23 @@ typedef struct VrnicCore {
     VrnicRing aq;
     uint64_t aq_cq_base_reg;
     uint64_t aq_cq_base;
+    /*
+     * The command at aq.ci when its handler takes more than one bottom half
+     * (VRNIC_AQ_STS_IN_PROGRESS): its copy, so it is read from the ring only
+     * once, and the progress of the one such command, RESIZE_CQ.
+     */
+    bool aq_cmd_held;
+    uint8_t aq_cmd[VRNIC_AQ_CMD_SIZE] __attribute__((aligned(8)));
+    VrnicCqResize cq_resize;
+    /* DMA transfers so far: the unit of the bottom halves' work budgets. */
+    uint64_t dma_ops;
 
     VrnicRing aeq;
     bool aeq_armed;
 
     VrnicRing eth_tx;
     VrnicRing eth_rx;
+    struct VrnicEthFifo *eth_rx_fifo;   /* vrnic_eth.c */
     bool eth_tx_armed;
     bool eth_rx_armed;
     uint32_t eth_ctrl;
@@ -178,10 +224,16 @@ typedef struct VrnicCore {
     uint8_t *devmem;        /* cfg.dm_size bytes of BAR5, owned by the glue */
 
     struct VrnicLoop *loop; /* loopback wire (vrnic_rx.c) */
+    /* The QP that sent the loopback frame being received; 0: from the wire. */
+    uint32_t rx_loop_src;
     VrnicFaultCfg fault_cfg;
     struct VrnicFault *fault;   /* vrnic_fault.c */
     int64_t timer_due;      /* INT64_MAX: the timer is idle */
-    bool wire_busy;         /* RoCEv2 output waits for vrnic_core_wire_ready */
+    /*
+     * Frames the netdev holds for the device (VRNIC_WIRE_MAX_QUEUED); it
+     * belongs to the netdev, so a device reset does not clear it.
+     */
+    uint32_t wire_queued;
     bool timer_fired;       /* expired: handled in the queue bottom half */
     uint16_t ip_id;         /* IPv4 identification of RoCEv2 frames */
     uint32_t ooo_held;      /* RC packets held past gaps, all QPs */
@@ -199,7 +251,10 @@ void vrnic_core_reset(VrnicCore *core);
  * reaches directly; call once after init when cfg.dm_size is not 0.
  */
 void vrnic_core_set_devmem(VrnicCore *core, uint8_t *ram);
-/* Free what vrnic_core_init allocated; call after the final reset. */
+/*
+ * Free what vrnic_core_init allocated; call after the final reset. Called
+ * while the core runs, it only stops the core (see VrnicCore.running).
+ */
 void vrnic_core_uninit(VrnicCore *core);
 
 /* BAR0 registers (4-byte accesses) and BAR2 doorbell pages. */
@@ -208,20 +263,22 @@ void vrnic_core_reg_write(VrnicCore *core, uint64_t addr, uint32_t val);
 void vrnic_core_db_write(VrnicCore *core, uint64_t addr, uint32_t val);
 
 void vrnic_core_run(VrnicCore *core, VrnicWork work);
-/* Transmit backpressure from the netdev (see VrnicCoreOps.eth_send). */
-void vrnic_core_wire_busy(VrnicCore *core);
-void vrnic_core_wire_ready(VrnicCore *core);
+/* A frame the netdev had queued left or was discarded (see eth_send). */
+void vrnic_core_wire_sent(VrnicCore *core);
 /* The device timer expired (VrnicCoreOps.timer_mod). */
 void vrnic_core_timer(VrnicCore *core);
 /* Fault injection on the wire (vrnic_fault.c); any time after init. */
 void vrnic_core_set_faults(VrnicCore *core, const VrnicFaultCfg *cfg);
 
-/* Ethernet port. */
+/*
+ * Ethernet port. The device takes every frame the netdev offers (it never
+ * holds one back, which would stop every frame behind it): RoCEv2 frames
+ * go to the RDMA engine, the rest to the RX ring or the RX FIFO, or are
+ * dropped and counted.
+ */
 void vrnic_core_set_link(VrnicCore *core, bool up);
-bool vrnic_core_eth_can_receive(VrnicCore *core);
-/* Returns len when the frame was consumed or dropped, 0 to hold it back. */
-size_t vrnic_core_eth_receive(VrnicCore *core, const uint8_t *frame,
-                              size_t len);
+void vrnic_core_eth_receive(VrnicCore *core, const uint8_t *frame,
+                            size_t len);
 
 static inline uint32_t vrnic_total_vectors(const VrnicConfig *cfg)
 {

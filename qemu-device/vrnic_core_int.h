@@ -32,6 +32,13 @@
 #define VRNIC_REJECT(sts, why, val)                                       \
     (trace_vrnic_cmd_reject(__func__, why, (uint64_t)(val)), (sts))
 
+/*
+ * A command handler's answer "not done yet": it did a bounded part of the
+ * work and is called again with the same command in the next admin bottom
+ * half (never on the wire: the command completes with its final status).
+ */
+#define VRNIC_AQ_STS_IN_PROGRESS    0xff
+
 /* Largest MR (and queue memory) the translation engine addresses: 2^40. */
 #define VRNIC_MAX_MR_SIZE   (1ull << 40)
 
@@ -69,11 +76,27 @@ static inline uint32_t vrnic_ring_phase(const VrnicRing *r, uint16_t idx)
 }
 
 /* vrnic_core.c */
+/* Run work from a bottom half (VrnicCoreOps.kick), unless uninit stopped us. */
+static inline void vrnic_core_kick(VrnicCore *core, VrnicWork work)
+{
+    if (!core->gone) {
+        core->ops->kick(core->opaque, work);
+    }
+}
+/* Around a core entry point that can DMA (VrnicCore.running). */
+void vrnic_core_enter(VrnicCore *core);
+void vrnic_core_leave(VrnicCore *core);
 void vrnic_core_irq(VrnicCore *core, unsigned vector);
 void vrnic_core_fatal(VrnicCore *core, const char *what, uint64_t addr);
 bool vrnic_dma_read(VrnicCore *core, uint64_t addr, void *buf, uint64_t len);
 bool vrnic_dma_write(VrnicCore *core, uint64_t addr, const void *buf,
                      uint64_t len);
+/*
+ * The wire (see vrnic_core_wire_sent): room for another frame, and the one
+ * way a frame leaves the device.
+ */
+bool vrnic_wire_can_send(const VrnicCore *core);
+void vrnic_wire_send(VrnicCore *core, const uint8_t *frame, size_t len);
 
 /* vrnic_admin.c */
 void vrnic_admin_process(VrnicCore *core);
@@ -249,6 +272,8 @@ void vrnic_fault_timer(VrnicCore *core, int64_t now);
 void vrnic_core_timer_arm(VrnicCore *core, int64_t deadline);
 /* vrnic_tx.c: retransmit and RNR timers of every QP. */
 void vrnic_xport_timer(VrnicCore *core, int64_t now);
+/* vrnic_rx.c: drop packets held past a gap for too long (responder). */
+void vrnic_rx_held_age(VrnicCore *core, int64_t now);
 void vrnic_loop_init(VrnicCore *core);
 void vrnic_loop_reset(VrnicCore *core);
 void vrnic_loop_uninit(VrnicCore *core);
@@ -258,7 +283,11 @@ void vrnic_qp_set_pending(VrnicCore *core, VrnicQp *qp, bool on);
 void vrnic_qp_error(VrnicCore *core, uint32_t qpn);
 
 /* vrnic_eth.c */
+void vrnic_eth_init(VrnicCore *core);
+void vrnic_eth_reset(VrnicCore *core);
+void vrnic_eth_uninit(VrnicCore *core);
 void vrnic_eth_tx_process(VrnicCore *core);
+void vrnic_eth_rx_process(VrnicCore *core);
 void vrnic_eth_write_arm(VrnicCore *core, VrnicRing *ring, bool *armed,
                          uint32_t val);
 

@@ -31,11 +31,16 @@
  * ring from index 0 (phase 1), writes 0 to the new dbrec.ci and continues
  * there; it keeps the CQ's EQ, uctx and arm state (the command's eqn and
  * uctx fields are ignored). A stopped CQ cannot be resized (BAD_STATE).
+ * The copy is done VRNIC_CQ_RESIZE_STEP CQEs per admin run, so a big CQ
+ * cannot stall the device; the command completes when it is all done.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
 #include "vrnic_core_int.h"
+
+/* CQEs RESIZE_CQ copies per admin run (a 32768-entry CQ takes 32 runs). */
+#define VRNIC_CQ_RESIZE_STEP    1024
 
 /* ---- EQs ------------------------------------------------------------- */
 
@@ -408,53 +413,91 @@ void vrnic_cq_process(VrnicCore *core)
     }
 }
 
-uint8_t vrnic_cq_resize(VrnicCore *core, const struct vrnic_aq_create_cq *c)
+/*
+ * One run of RESIZE_CQ: copy up to VRNIC_CQ_RESIZE_STEP more CQEs, then
+ * either go on in the next admin run (IN_PROGRESS) or, with everything
+ * between the consumer's ci and the producer copied, switch rings. The
+ * old ring stays live until then, so CQEs keep arriving there meanwhile
+ * and are copied too; the consumer does not poll during the command (the
+ * driver and the provider hold the CQ's lock across it).
+ */
+static uint8_t vrnic_cq_resize_step(VrnicCore *core, uint32_t cqn, VrnicCq *cq)
 {
-    uint32_t cqn = le32_to_cpu(c->handle);
-    VrnicCq *cq = vrnic_cq_get(core, cqn);
-    uint32_t log_depth, zero = 0;
-    uint16_t ci, used;
-    VrnicMem mem;
-    uint8_t sts;
+    VrnicCqResize *r = &core->cq_resize;
+    uint16_t used = cq->pi - r->ci;
+    uint32_t zero = 0;
 
-    if (!VRNIC_RSVD_ZERO(c->rsvd0)) {
-        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
-    }
-    if (!cq) {
-        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "cqn", cqn);
-    }
-    sts = vrnic_cq_parse_ring(core, c, &log_depth, &mem);
-    if (sts) {
-        return sts;
-    }
     if (cq->error) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_STATE, "cq stopped", cqn);
     }
-    if (!vrnic_cq_read_ci(core, &cq->mem, cq->log_depth, &ci)) {
-        return VRNIC_REJECT(VRNIC_AQ_STS_DMA_ERROR, "old dbrec", cqn);
-    }
-    used = cq->pi - ci;
-    if (used > (1u << cq->log_depth) || used > (1u << log_depth)) {
+    if (used > (1u << cq->log_depth) || used > (1u << r->log_depth)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "CQEs do not fit", used);
     }
-    /* The new ring is not live until the end: a failure changes nothing. */
-    for (uint16_t i = 0; i < used; i++) {
+    for (unsigned n = 0; r->copied != used && n < VRNIC_CQ_RESIZE_STEP; n++) {
         struct vrnic_cqe e;
-        uint64_t off = (uint64_t)((uint16_t)(ci + i) &
+        uint64_t off = (uint64_t)((uint16_t)(r->ci + r->copied) &
                                   ((1u << cq->log_depth) - 1)) * VRNIC_CQE_SIZE;
 
         if (!vrnic_mem_read_at(core, &cq->mem, off, &e, sizeof(e)) ||
-            !vrnic_cq_write_cqe(core, &mem, log_depth, i, &e)) {
-            return VRNIC_REJECT(VRNIC_AQ_STS_DMA_ERROR, "CQE copy", i);
+            !vrnic_cq_write_cqe(core, &r->mem, r->log_depth, r->copied, &e)) {
+            return VRNIC_REJECT(VRNIC_AQ_STS_DMA_ERROR, "CQE copy", r->copied);
         }
+        r->copied++;
     }
-    if (!vrnic_mem_write_at(core, &mem, vrnic_cq_dbrec_off(log_depth), &zero,
-                            sizeof(zero))) {
+    if (r->copied != used) {
+        return VRNIC_AQ_STS_IN_PROGRESS;
+    }
+    if (!vrnic_mem_write_at(core, &r->mem, vrnic_cq_dbrec_off(r->log_depth),
+                            &zero, sizeof(zero))) {
         return VRNIC_REJECT(VRNIC_AQ_STS_DMA_ERROR, "new dbrec", cqn);
     }
-    cq->mem = mem;
-    cq->log_depth = log_depth;
+    cq->mem = r->mem;
+    cq->log_depth = r->log_depth;
     cq->pi = used;
-    trace_vrnic_cq_resize(cqn, 1u << log_depth, used);
+    trace_vrnic_cq_resize(cqn, 1u << r->log_depth, used);
     return VRNIC_AQ_STS_OK;
+}
+
+uint8_t vrnic_cq_resize(VrnicCore *core, const struct vrnic_aq_create_cq *c)
+{
+    VrnicCqResize *r = &core->cq_resize;
+    uint32_t cqn = le32_to_cpu(c->handle);
+    VrnicCq *cq = vrnic_cq_get(core, cqn);
+    uint8_t sts;
+
+    if (!r->active) {
+        /* The command's first run: validate it, start the copy. */
+        uint32_t log_depth;
+        VrnicMem mem;
+        uint16_t ci;
+
+        if (!VRNIC_RSVD_ZERO(c->rsvd0)) {
+            return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
+        }
+        if (!cq) {
+            return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "cqn", cqn);
+        }
+        sts = vrnic_cq_parse_ring(core, c, &log_depth, &mem);
+        if (sts) {
+            return sts;
+        }
+        if (cq->error) {
+            return VRNIC_REJECT(VRNIC_AQ_STS_BAD_STATE, "cq stopped", cqn);
+        }
+        if (!vrnic_cq_read_ci(core, &cq->mem, cq->log_depth, &ci)) {
+            return VRNIC_REJECT(VRNIC_AQ_STS_DMA_ERROR, "old dbrec", cqn);
+        }
+        *r = (VrnicCqResize) {
+            .active = true, .log_depth = log_depth, .ci = ci, .mem = mem,
+        };
+    } else if (!cq) {
+        /* Only the command itself could destroy it: never, but be sure. */
+        r->active = false;
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "cqn", cqn);
+    }
+    sts = vrnic_cq_resize_step(core, cqn, cq);
+    if (sts != VRNIC_AQ_STS_IN_PROGRESS) {
+        r->active = false;
+    }
+    return sts;
 }

@@ -10,6 +10,36 @@
 /* Descriptors handled per TX bottom-half run (fairness, see vrnic_admin.c). */
 #define VRNIC_ETH_TX_BUDGET 64
 
+/*
+ * The receive FIFO, as a NIC's on-chip buffer: a frame that finds the RX
+ * ring without a buffer waits here (the netdev is never told to hold it,
+ * which would stop the RoCEv2 frames behind it) and is written once the
+ * driver posts buffers. Full, a frame is dropped (ETH_RX_NO_BUF).
+ */
+#define VRNIC_ETH_RX_FIFO   32
+
+typedef struct VrnicEthFifo {
+    uint32_t head, tail;        /* free-running; tail - head frames */
+    uint16_t len[VRNIC_ETH_RX_FIFO];
+    uint8_t frame[VRNIC_ETH_RX_FIFO][VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD];
+} VrnicEthFifo;
+
+void vrnic_eth_init(VrnicCore *core)
+{
+    core->eth_rx_fifo = g_new0(VrnicEthFifo, 1);
+}
+
+void vrnic_eth_uninit(VrnicCore *core)
+{
+    g_free(core->eth_rx_fifo);
+    core->eth_rx_fifo = NULL;
+}
+
+void vrnic_eth_reset(VrnicCore *core)
+{
+    core->eth_rx_fifo->head = core->eth_rx_fifo->tail = 0;
+}
+
 static uint32_t vrnic_eth_max_frame(const VrnicCore *core)
 {
     return core->mtu + VRNIC_ETH_OVERHEAD;
@@ -65,7 +95,9 @@ void vrnic_eth_tx_process(VrnicCore *core)
     uint8_t frame[VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD];
     unsigned done = 0;
 
-    while (tx->live && tx->ci != tx->pi && done < VRNIC_ETH_TX_BUDGET) {
+    /* A full wire stops the ring: vrnic_core_wire_sent kicks it again. */
+    while (tx->live && tx->ci != tx->pi && done < VRNIC_ETH_TX_BUDGET &&
+           vrnic_wire_can_send(core)) {
         struct vrnic_eth_desc d;
         uint64_t slot, addr;
         uint16_t len, status = VRNIC_ETH_STS_DONE;
@@ -85,7 +117,7 @@ void vrnic_eth_tx_process(VrnicCore *core)
             status |= VRNIC_ETH_STS_ERROR;
         } else {
             trace_vrnic_eth_tx(tx->ci, len);
-            core->ops->eth_send(core->opaque, frame, len);
+            vrnic_wire_send(core, frame, len);
             core->stats.eth_tx_frames++;
         }
         if (status & VRNIC_ETH_STS_ERROR) {
@@ -100,8 +132,8 @@ void vrnic_eth_tx_process(VrnicCore *core)
     if (done) {
         vrnic_eth_notify(core, &core->eth_tx_armed);
     }
-    if (tx->live && tx->ci != tx->pi) {
-        core->ops->kick(core->opaque, VRNIC_WORK_ETH_TX);
+    if (tx->live && tx->ci != tx->pi && vrnic_wire_can_send(core)) {
+        vrnic_core_kick(core, VRNIC_WORK_ETH_TX);
     }
 }
 
@@ -141,64 +173,85 @@ static bool vrnic_eth_accept(const VrnicCore *core, const uint8_t *frame)
            !memcmp(frame, core->mac, sizeof(core->mac));
 }
 
-/*
- * With QPs in existence a RoCEv2 frame may arrive at any time, and must not
- * wait for Ethernet RX buffers: accept everything, and hold back (return
- * 0 from vrnic_core_eth_receive) only an Ethernet frame without a buffer.
- */
-bool vrnic_core_eth_can_receive(VrnicCore *core)
+static bool vrnic_eth_rx_has_buffer(const VrnicCore *core)
 {
-    VrnicRing *rx = &core->eth_rx;
-
-    return (rx->live && rx->pi != rx->ci) ||
-           (core->link_up && core->obj.n_qps);
+    return core->eth_rx.live && core->eth_rx.pi != core->eth_rx.ci;
 }
 
-size_t vrnic_core_eth_receive(VrnicCore *core, const uint8_t *frame,
-                              size_t len)
+/* Write one frame into the next RX buffer; false when it stopped the ring. */
+static bool vrnic_eth_rx_put(VrnicCore *core, const uint8_t *frame,
+                             uint16_t len)
 {
     VrnicRing *rx = &core->eth_rx;
     struct vrnic_eth_desc d;
-    uint16_t flen = len;
     uint64_t slot;
 
-    if (!core->link_up || len < VRNIC_ETH_MIN_FRAME) {
-        return len;
-    }
-    if (!vrnic_eth_accept(core, frame)) {
-        core->stats.eth_rx_filtered++;
-        return len;
-    }
-    /* UDP/4791 to one of the port's GIDs: the RDMA engine's. */
-    if (vrnic_rx_route(core, frame, len)) {
-        return len;
-    }
-    if (!(rx->live && rx->pi != rx->ci)) {
-        return 0;   /* no buffer: the netdev layer queues it for later */
-    }
-    if (len > vrnic_eth_max_frame(core)) {
-        core->stats.eth_rx_too_big++;
-        trace_vrnic_eth_rx_drop(len, "larger than MTU");
-        return len;
-    }
     if (!vrnic_eth_read_desc(core, rx, rx->ci, &d, &slot)) {
-        return len;
+        return false;
     }
     if (le16_to_cpu(d.len) < len) {
+        /* Dropped, never truncated; the buffer stays for the next one. */
         core->stats.eth_rx_too_big++;
         trace_vrnic_eth_rx_drop(len, "larger than the posted buffer");
-        return len;
+        return true;
     }
     if (!vrnic_dma_write(core, le64_to_cpu(d.addr), frame, len)) {
         vrnic_core_fatal(core, "eth-rx buffer", le64_to_cpu(d.addr));
-        return len;
+        return false;
     }
-    if (!vrnic_eth_complete_desc(core, rx, slot, &flen, VRNIC_ETH_STS_DONE)) {
-        return len;
+    if (!vrnic_eth_complete_desc(core, rx, slot, &len, VRNIC_ETH_STS_DONE)) {
+        return false;
     }
     trace_vrnic_eth_rx(rx->ci, len);
     rx->ci++;
     core->stats.eth_rx_frames++;
     vrnic_eth_notify(core, &core->eth_rx_armed);
-    return len;
+    return true;
+}
+
+/* Buffers were posted: frames waiting in the FIFO go in, oldest first. */
+void vrnic_eth_rx_process(VrnicCore *core)
+{
+    VrnicEthFifo *q = core->eth_rx_fifo;
+
+    while (q->head != q->tail && vrnic_eth_rx_has_buffer(core)) {
+        uint32_t i = q->head % VRNIC_ETH_RX_FIFO;
+
+        q->head++;
+        if (!vrnic_eth_rx_put(core, q->frame[i], q->len[i])) {
+            return;
+        }
+    }
+}
+
+void vrnic_core_eth_receive(VrnicCore *core, const uint8_t *frame,
+                            size_t len)
+{
+    VrnicEthFifo *q = core->eth_rx_fifo;
+
+    if (core->gone || !core->link_up || len < VRNIC_ETH_MIN_FRAME) {
+        return;
+    }
+    if (!vrnic_eth_accept(core, frame)) {
+        core->stats.eth_rx_filtered++;
+        return;
+    }
+    vrnic_core_enter(core);
+    if (vrnic_rx_route(core, frame, len)) {
+        /* UDP/4791 to one of the port's GIDs: the RDMA engine's. */
+    } else if (len > vrnic_eth_max_frame(core)) {
+        core->stats.eth_rx_too_big++;
+        trace_vrnic_eth_rx_drop(len, "larger than MTU");
+    } else if (q->head == q->tail && vrnic_eth_rx_has_buffer(core)) {
+        vrnic_eth_rx_put(core, frame, len);
+    } else if (q->tail - q->head < VRNIC_ETH_RX_FIFO) {
+        /* In order behind what already waits. */
+        memcpy(q->frame[q->tail % VRNIC_ETH_RX_FIFO], frame, len);
+        q->len[q->tail % VRNIC_ETH_RX_FIFO] = len;
+        q->tail++;
+    } else {
+        core->stats.port[VRNIC_PORT_STAT_ETH_RX_NO_BUF]++;
+        trace_vrnic_eth_rx_drop(len, "no RX buffer, FIFO full");
+    }
+    vrnic_core_leave(core);
 }

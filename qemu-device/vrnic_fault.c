@@ -106,7 +106,7 @@ static void vrnic_fault_emit(VrnicCore *core, uint8_t dir, uint8_t *frame,
                              size_t len)
 {
     if (dir == VRNIC_FAULT_DIR_TX) {
-        core->ops->eth_send(core->opaque, frame, len);
+        vrnic_wire_send(core, frame, len);
     } else {
         vrnic_rx_frame(core, frame, len);
     }

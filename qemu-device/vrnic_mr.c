@@ -10,7 +10,9 @@
  *
  * A DMA MR (VRNIC_MR_FLAG_DMA, get_dma_mr) translates identity over the
  * whole DMA space (mem.iova 0, mem.length ~0, no pages) and grants local
- * access only: REMOTE_* rights are refused at registration.
+ * access only: REMOTE_* rights are refused at registration, and so is a
+ * PD of a user context (its uctx is not 0): only the kernel's QPs, whose
+ * PDs are uctx 0, may name all of memory.
  *
  * A device-memory MR (VRNIC_MR_FLAG_DEVICE_MEM, ibv_reg_dm_mr) is a window
  * on BAR5's RAM: no pages, no tables, just an offset that keeps the whole
@@ -179,6 +181,11 @@ uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     }
     if (!pd) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "pdn", pdn);
+    }
+    /* All of memory, by identity: for the kernel's PDs only (uctx 0). */
+    if (dma && pd->uctx) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "DMA MR on a user PD",
+                            pd->uctx);
     }
     sts = vrnic_mr_check_access(access, dma);
     if (sts) {

@@ -49,6 +49,11 @@
 #include "qemu/osdep.h"
 #include "vrnic_core_int.h"
 
+/* WQEs one flush round completes (per QP, SQ and RQ together). */
+#define VRNIC_FLUSH_BUDGET  256
+/* DMA transfers the queue bottom half spends on QPs before it yields. */
+#define VRNIC_QUEUES_WORK   8192
+
 /* ib_qp_attr_mask bit 2, accepted (and ignored) on RTS -> SQD. */
 #define VRNIC_QP_ATTR_EN_SQD_ASYNC_NOTIFY VRNIC_BIT(2)
 
@@ -198,9 +203,9 @@ void vrnic_qp_set_pending(VrnicCore *core, VrnicQp *qp, bool on)
         qp->pending = on;
         if (on) {
             core->obj.qps_pending++;
-            /* A busy wire kicks the queues itself when it drains. */
-            if (!core->wire_busy) {
-                core->ops->kick(core->opaque, VRNIC_WORK_QUEUES);
+            /* A full wire kicks the queues itself when it drains. */
+            if (vrnic_wire_can_send(core)) {
+                vrnic_core_kick(core, VRNIC_WORK_QUEUES);
             }
         } else {
             core->obj.qps_pending--;
@@ -263,9 +268,14 @@ void vrnic_qp_fatal(VrnicCore *core, uint32_t qpn, const char *why)
     }
 }
 
-/* Complete every WQE in [ci, pi) of one queue with WR_FLUSH_ERR. */
-static void vrnic_qp_flush_wq(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
-                              bool send)
+/*
+ * Complete WQEs in [ci, pi) of one queue with WR_FLUSH_ERR, at most *budget
+ * of them; true when the queue is empty. What is left goes on from the
+ * queue bottom half (the QP stays pending), so a deep queue - or a thousand
+ * of them - in ERR cannot stall the device in one go.
+ */
+static bool vrnic_qp_flush_wq(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                              bool send, unsigned *budget)
 {
     VrnicWq *wq = send ? &qp->sq : &qp->rq;
 
@@ -273,13 +283,17 @@ static void vrnic_qp_flush_wq(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         uint64_t off = wq->offset + ((uint64_t)(wq->ci &
                        (vrnic_wq_depth(wq) - 1)) << wq->wqe_shift);
 
+        if (!*budget) {
+            return false;
+        }
+        (*budget)--;
         if (send) {
             struct vrnic_send_wqe w;
 
             if (!vrnic_mem_read_at(core, &qp->mem, off, &w, sizeof(w))) {
                 wq->ci = wq->pi;
                 vrnic_qp_fatal(core, qpn, "send WQE unreadable");
-                return;
+                return true;
             }
             trace_vrnic_qp_flush(qpn, "sq", wq->ci, le64_to_cpu(w.wr_id));
             vrnic_qp_flush_cqe(core, qp->send_cqn, qpn, le64_to_cpu(w.wr_id),
@@ -290,13 +304,29 @@ static void vrnic_qp_flush_wq(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
             if (!vrnic_mem_read_at(core, &qp->mem, off, &w, sizeof(w))) {
                 wq->ci = wq->pi;
                 vrnic_qp_fatal(core, qpn, "receive WQE unreadable");
-                return;
+                return true;
             }
             trace_vrnic_qp_flush(qpn, "rq", wq->ci, le64_to_cpu(w.wr_id));
             vrnic_qp_flush_cqe(core, qp->recv_cqn, qpn, le64_to_cpu(w.wr_id),
                                VRNIC_CQE_OP_RECV);
         }
         wq->ci++;
+    }
+    return true;
+}
+
+/* One bounded round of flushing (SQ, and RQ unless only_sq); re-pends. */
+static void vrnic_qp_flush(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                           bool only_sq)
+{
+    unsigned budget = VRNIC_FLUSH_BUDGET;
+    bool done = vrnic_qp_flush_wq(core, qpn, qp, true, &budget);
+
+    if (!only_sq) {
+        done = vrnic_qp_flush_wq(core, qpn, qp, false, &budget) && done;
+    }
+    if (!done) {
+        vrnic_qp_set_pending(core, qp, true);
     }
 }
 
@@ -317,8 +347,7 @@ static void vrnic_qp_enter_err(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
         vrnic_qp_set_state(qpn, qp, VRNIC_QPS_ERR);
         vrnic_xport_err(core, qpn, qp);
     }
-    vrnic_qp_flush_wq(core, qpn, qp, true);
-    vrnic_qp_flush_wq(core, qpn, qp, false);
+    vrnic_qp_flush(core, qpn, qp, false);
     if (entering && qp->srqn) {
         vrnic_aeq_post(core, VRNIC_AEQ_EV_QP_LAST_WQE, qpn);
     }
@@ -334,26 +363,37 @@ static void vrnic_qp_enter_reset(uint32_t qpn, VrnicQp *qp)
     memset(&qp->attr, 0, sizeof(qp->attr));
 }
 
-/* Queue bottom half: flush what was posted to QPs in ERR (SQ in SQE). */
+/*
+ * Queue bottom half: flush what was posted to QPs in ERR (SQ in SQE), run
+ * the transport of the others. Pending QPs are served round robin from
+ * where the last run stopped, until VRNIC_QUEUES_WORK DMA transfers were
+ * spent; then the rest waits for the next run.
+ */
 void vrnic_qp_process(VrnicCore *core)
 {
-    uint32_t last = core->cfg.max_qp + 1;
+    uint32_t n = core->cfg.max_qp + 1;
+    uint64_t start = core->dma_ops;
 
-    for (uint32_t qpn = 1; core->obj.qps_pending && qpn <= last; qpn++) {
+    for (uint32_t i = 0; core->obj.qps_pending && i < n; i++) {
+        uint32_t qpn = 1 + (core->obj.qp_cursor + i) % n;
         VrnicQp *qp = &core->obj.qps[qpn];
 
         if (!qp->live || !qp->pending) {
             continue;
+        }
+        if (core->dma_ops - start >= VRNIC_QUEUES_WORK) {
+            core->obj.qp_cursor = qpn - 1;
+            vrnic_core_kick(core, VRNIC_WORK_QUEUES);
+            return;
         }
         vrnic_qp_set_pending(core, qp, false);
         if (core->fatal) {
             continue;
         }
         if (qp->state == VRNIC_QPS_ERR) {
-            vrnic_qp_flush_wq(core, qpn, qp, true);
-            vrnic_qp_flush_wq(core, qpn, qp, false);
+            vrnic_qp_flush(core, qpn, qp, false);
         } else if (qp->state == VRNIC_QPS_SQE) {
-            vrnic_qp_flush_wq(core, qpn, qp, true);
+            vrnic_qp_flush(core, qpn, qp, true);
         } else if (qp->state >= VRNIC_QPS_RTR) {
             vrnic_xport_process(core, qpn, qp);
         }

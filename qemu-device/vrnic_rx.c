@@ -18,15 +18,19 @@
  * GIDs is not sent on the wire but queued (VRNIC_LOOP_SLOTS frames) and
  * received from the queue bottom half, so a QP can talk to a QP on the same
  * device without re-entering the core. A multicast send with members on
- * this device is queued there too (besides going on the wire). A full queue holds the sender back
- * (nothing is dropped).
+ * this device is queued there too (besides going on the wire). A full
+ * queue holds the sender back (nothing is dropped). Each frame keeps the
+ * QPN that sent it, so an RC/UC QP takes loopback frames only from the QP
+ * it is connected to.
  *
  * Checks on every packet, in order (failures drop + count + trace): QP
  * exists (DestQP; 1 = GSI) and its type fits the opcode's transport
  * (RC, UC, UD for UD and GSI), P_Key is the default (low 15 bits all
  * ones), the QP state (responses: RTS/SQD/SQE; requests: RTR and later),
- * then for UD the Q_Key (a mismatch is counted in RX_QKEY_MISMATCH,
- * no CQE) and for RC/UC the PSN (vrnic_xport.h) and the opcode sequence.
+ * for RC/UC the addresses (source IP = the AV's destination GID,
+ * destination IP = the AV's source GID: RX_BAD_ADDR), then for UD the
+ * Q_Key (a mismatch is counted in RX_QKEY_MISMATCH, no CQE) and for RC/UC
+ * the PSN (vrnic_xport.h) and the opcode sequence.
  *
  * Responder, per operation:
  *  - SEND: a receive WQE (RQ, or the SRQ) is taken at FIRST/ONLY and held
@@ -94,7 +98,8 @@ bool vrnic_loop_has_room(VrnicCore *core)
     return core->loop->tail - core->loop->head < VRNIC_LOOP_SLOTS;
 }
 
-void vrnic_loop_put(VrnicCore *core, const uint8_t *frame, size_t len)
+void vrnic_loop_put(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
+                    size_t len)
 {
     VrnicLoop *l = core->loop;
     uint32_t slot = l->tail % VRNIC_LOOP_SLOTS;
@@ -102,8 +107,9 @@ void vrnic_loop_put(VrnicCore *core, const uint8_t *frame, size_t len)
     assert(vrnic_loop_has_room(core) && len <= VRNIC_XPORT_FRAME);
     memcpy(l->frame[slot], frame, len);
     l->len[slot] = len;
+    l->src_qpn[slot] = qpn;
     l->tail++;
-    core->ops->kick(core->opaque, VRNIC_WORK_QUEUES);
+    vrnic_core_kick(core, VRNIC_WORK_QUEUES);
 }
 
 void vrnic_loop_process(VrnicCore *core)
@@ -118,12 +124,14 @@ void vrnic_loop_process(VrnicCore *core)
 
         /* Dequeue first: handling the frame may queue answers. */
         memcpy(frame, l->frame[slot], len);
+        core->rx_loop_src = l->src_qpn[slot];
         l->head++;
         core->stats.port[VRNIC_PORT_STAT_LOOP_PKTS]++;
         vrnic_rx_frame(core, frame, len);
+        core->rx_loop_src = 0;
     }
     if (l->head != l->tail) {
-        core->ops->kick(core->opaque, VRNIC_WORK_QUEUES);
+        vrnic_core_kick(core, VRNIC_WORK_QUEUES);
     }
 }
 
@@ -172,6 +180,17 @@ bool vrnic_rx_route(VrnicCore *core, const uint8_t *frame, size_t len)
 }
 
 /* ---- responder output queue ------------------------------------------ */
+
+/*
+ * The QP's remote rights, as they are now: MODIFY_QP may take a right away
+ * in the middle of a WRITE or a READ response stream, and the rest of that
+ * stream is then refused like a new request would be.
+ */
+static bool vrnic_qp_grants(const VrnicQp *qp, uint32_t right)
+{
+    return le32_to_cpu(qp->attr.access) & right;
+}
+
 
 /* IBTA 9.7.5.1 credit codes: the largest code whose count <= n. */
 static uint8_t vrnic_credit_code(uint32_t n)
@@ -354,10 +373,11 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
                            last ? VRNIC_OP(RC, READ_RESP_LAST) :
                                   VRNIC_OP(RC, READ_RESP_MIDDLE);
             h.bth.psn = vrnic_psn_add(e->psn, idx);
-            if (plen && vrnic_rkey_check(core, e->rkey, qpn, qp->pdn,
-                                         VRNIC_ACCESS_REMOTE_READ,
-                                         e->va + e->off, plen, &mr)) {
-                /* Deregistered under the stream: access error. */
+            if (plen && (!vrnic_qp_grants(qp, VRNIC_ACCESS_REMOTE_READ) ||
+                         vrnic_rkey_check(core, e->rkey, qpn, qp->pdn,
+                                          VRNIC_ACCESS_REMOTE_READ,
+                                          e->va + e->off, plen, &mr))) {
+                /* Deregistered (or the right taken) under the stream. */
                 h.bth.opcode = VRNIC_OP(RC, ACK);
                 h.aeth.syndrome =
                     VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_NAK) |
@@ -442,8 +462,13 @@ static uint8_t vrnic_rx_scatter(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                 uint64_t off, const uint8_t *buf, uint32_t len)
 {
     VrnicXport *x = qp->x;
-    uint32_t max = qp->srqn ? vrnic_srq_get(core, qp->srqn)->max_sge :
-                              qp->max_recv_sge;
+    VrnicSrq *srq = x->rwqe_srq ? vrnic_srq_get(core, qp->srqn) : NULL;
+    uint32_t max = srq ? srq->max_sge : qp->max_recv_sge;
+    /*
+     * A WQE posted to an SRQ names memory of the SRQ's PD (not the QP's,
+     * which may differ): its owner posted it under the SRQ's rules.
+     */
+    uint32_t pdn = srq ? srq->pdn : qp->pdn;
     uint32_t n = x->rhdr.num_sge;
 
     if (n > max || sizeof(struct vrnic_recv_wqe) +
@@ -465,7 +490,7 @@ static uint8_t vrnic_rx_scatter(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
             continue;
         }
         chunk = MIN(glen - off, len);
-        if (vrnic_mr_check(core, le32_to_cpu(g.lkey), qp->pdn,
+        if (vrnic_mr_check(core, le32_to_cpu(g.lkey), pdn,
                            VRNIC_ACCESS_LOCAL_WRITE, le64_to_cpu(g.addr) + off,
                            chunk, &mr) ||
             !vrnic_mr_rw(core, mr, le64_to_cpu(g.addr) + off, (void *)buf,
@@ -586,7 +611,7 @@ static bool vrnic_rx_rkey_ok(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (!len) {
         return true;    /* C9-88: no R_Key check for zero-length */
     }
-    if (!(le32_to_cpu(qp->attr.access) & right)) {
+    if (!vrnic_qp_grants(qp, right)) {
         trace_vrnic_rx_drop(0, 0, "QP lacks the remote right");
         return false;
     }
@@ -630,6 +655,7 @@ static void vrnic_rx_held_free(VrnicXport *x, unsigned i)
     if (x->held[i]) {
         g_free(x->held[i]);
         x->held[i] = NULL;
+        x->nheld--;
         (*x->dev_held)--;
     }
 }
@@ -638,6 +664,35 @@ void vrnic_rx_held_clear(VrnicXport *x)
 {
     for (unsigned i = 0; x && i < VRNIC_OOO_SLOTS; i++) {
         vrnic_rx_held_free(x, i);
+    }
+}
+
+void vrnic_rx_held_age(VrnicCore *core, int64_t now)
+{
+    int64_t next = INT64_MAX;
+
+    for (uint32_t qpn = 1; core->ooo_held && qpn <= core->cfg.max_qp + 1;
+         qpn++) {
+        VrnicXport *x = core->obj.qps[qpn].x;
+
+        for (unsigned i = 0; x && x->nheld && i < VRNIC_OOO_SLOTS; i++) {
+            VrnicHeld *h = x->held[i];
+
+            if (!h) {
+                continue;
+            }
+            if (now - h->since >= VRNIC_OOO_MAX_AGE_NS) {
+                trace_vrnic_rx_drop(qpn, h->pkt.hdr.bth.psn,
+                                    "held past a gap too long");
+                core->stats.port[VRNIC_PORT_STAT_RX_OOO_DROPPED]++;
+                vrnic_rx_held_free(x, i);
+            } else {
+                next = MIN(next, h->since + VRNIC_OOO_MAX_AGE_NS);
+            }
+        }
+    }
+    if (next != INT64_MAX) {
+        vrnic_core_timer_arm(core, next);
     }
 }
 
@@ -650,15 +705,34 @@ static bool vrnic_rx_held_next(const VrnicXport *x)
 }
 
 /*
- * Keep a copy of a request packet 1 .. VRNIC_OOO_SLOTS PSNs past ePSN;
- * false if that PSN is held already (a duplicate) or the device holds
- * VRNIC_OOO_DEVICE frames (then it is dropped like a packet past the
- * slots). Those PSNs have a slot each; what else a slot holds is older
- * than ePSN (its gap closed without it: the requester resent it) and goes.
+ * Only what could go in as it is may be held: a payload IBTA allows at
+ * this path MTU (a peer must not make the device keep 64 KiB frames).
  */
-static bool vrnic_rx_hold(VrnicXport *x, const uint8_t *frame,
+static bool vrnic_rx_holdable(const VrnicPkt *pkt, uint32_t pmtu)
+{
+    uint32_t plen = pkt->payload_len;
+
+    if (pkt->len > VRNIC_XPORT_FRAME) {
+        return false;
+    }
+    if (!(pkt->op->flags & VRNIC_OPF_PAYLOAD)) {
+        return plen == 0;
+    }
+    return (pkt->op->flags & VRNIC_OPF_LAST) ? plen <= pmtu : plen == pmtu;
+}
+
+/*
+ * Keep a copy of a request packet 1 .. VRNIC_OOO_SLOTS PSNs past ePSN;
+ * false if that PSN is held already (a duplicate), the packet may not be
+ * held (vrnic_rx_holdable) or the device holds VRNIC_OOO_DEVICE frames
+ * (then it is dropped like a packet past the slots). Those PSNs have a
+ * slot each; what else a slot holds is older than ePSN (its gap closed
+ * without it: the requester resent it) and goes.
+ */
+static bool vrnic_rx_hold(VrnicCore *core, VrnicQp *qp, const uint8_t *frame,
                           const VrnicPkt *pkt)
 {
+    VrnicXport *x = qp->x;
     unsigned i = pkt->hdr.bth.psn % VRNIC_OOO_SLOTS;
     VrnicHeld *h = x->held[i];
 
@@ -666,14 +740,19 @@ static bool vrnic_rx_hold(VrnicXport *x, const uint8_t *frame,
         return false;
     }
     vrnic_rx_held_free(x, i);
-    if (*x->dev_held >= VRNIC_OOO_DEVICE) {
+    if (!vrnic_rx_holdable(pkt, vrnic_xport_pmtu(core, qp)) ||
+        *x->dev_held >= VRNIC_OOO_DEVICE) {
+        core->stats.port[VRNIC_PORT_STAT_RX_OOO_DROPPED]++;
         return false;
     }
     h = g_malloc(sizeof(*h) + pkt->len);
+    h->since = core->ops->clock_ns(core->opaque);
     h->pkt = *pkt;
     memcpy(h->frame, frame, pkt->len);
     x->held[i] = h;
+    x->nheld++;
     (*x->dev_held)++;
+    vrnic_core_timer_arm(core, h->since + VRNIC_OOO_MAX_AGE_NS);
     return true;
 }
 
@@ -699,6 +778,7 @@ static void vrnic_rx_replay_held(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
         VrnicHeld *h = x->held[i];
 
         x->held[i] = NULL;
+        x->nheld--;
         (*x->dev_held)--;
         vrnic_rx_qp(core, qpn, h->frame, &h->pkt);
         g_free(h);
@@ -766,7 +846,7 @@ static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 
         if (d <= (int32_t)VRNIC_OOO_SLOTS) {
             /* Held (a copy once): it goes in when the gap closes. */
-            held = vrnic_rx_hold(x, frame, pkt);
+            held = vrnic_rx_hold(core, qp, frame, pkt);
             if (held) {
                 core->stats.port[VRNIC_PORT_STAT_RX_OUT_OF_SEQ]++;
                 core->stats.port[VRNIC_PORT_STAT_RX_OOO_HELD]++;
@@ -818,7 +898,8 @@ static bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
              * bounded; without a free slot the duplicate is dropped and
              * the requester asks again.
              */
-            bool ok = vrnic_rx_rkey_ok(core, qpn, qp, VRNIC_ACCESS_REMOTE_READ,
+            bool ok = pkt->hdr.reth.len <= VRNIC_MAX_MSG &&
+                      vrnic_rx_rkey_ok(core, qpn, qp, VRNIC_ACCESS_REMOTE_READ,
                                        pkt->hdr.reth.rkey, pkt->hdr.reth.va,
                                        pkt->hdr.reth.len);
             VrnicResp *e = NULL;
@@ -947,7 +1028,10 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
             x->rcv_off = 0;
             x->in_msg = VRNIC_MSG_SEND;
         }
-        sts = vrnic_rx_scatter(core, qpn, qp, x->rcv_off, payload, plen);
+        /* The offset is 32 bits: a message ends at 2^31 (IBTA). */
+        sts = (uint64_t)x->rcv_off + plen > VRNIC_MAX_MSG ?
+              VRNIC_WC_LOC_LEN_ERR :
+              vrnic_rx_scatter(core, qpn, qp, x->rcv_off, payload, plen);
         if (sts != VRNIC_WC_SUCCESS) {
             vrnic_rx_fail(core, qpn, qp, psn,
                           sts == VRNIC_WC_LOC_LEN_ERR ? VRNIC_NAK_INV_REQ :
@@ -992,6 +1076,11 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         VrnicMr *mr;
 
         if (first) {
+            if (pkt->hdr.reth.len > VRNIC_MAX_MSG) {
+                vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ,
+                              VRNIC_WC_SUCCESS, "WRITE longer than 2^31");
+                return;
+            }
             if (!vrnic_rx_rkey_ok(core, qpn, qp, VRNIC_ACCESS_REMOTE_WRITE,
                                   pkt->hdr.reth.rkey, pkt->hdr.reth.va,
                                   pkt->hdr.reth.len)) {
@@ -1022,7 +1111,8 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
             return;
         }
         if (plen) {
-            if (vrnic_rkey_check(core, x->wr_rkey, qpn, qp->pdn,
+            if (!vrnic_qp_grants(qp, VRNIC_ACCESS_REMOTE_WRITE) ||
+                vrnic_rkey_check(core, x->wr_rkey, qpn, qp->pdn,
                                  VRNIC_ACCESS_REMOTE_WRITE,
                                  x->wr_va + x->rcv_off, plen, &mr) ||
                 !vrnic_mr_rw(core, mr, x->wr_va + x->rcv_off, (void *)payload,
@@ -1062,6 +1152,11 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
             return;
         }
         if (read) {
+            if (pkt->hdr.reth.len > VRNIC_MAX_MSG) {
+                vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ,
+                              VRNIC_WC_SUCCESS, "READ longer than 2^31");
+                return;
+            }
             if (!vrnic_rx_rkey_ok(core, qpn, qp, VRNIC_ACCESS_REMOTE_READ,
                                   pkt->hdr.reth.rkey, pkt->hdr.reth.va,
                                   pkt->hdr.reth.len)) {
@@ -1160,6 +1255,32 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     }
 }
 
+/*
+ * A connected QP talks to one peer: its packets come from the AV's
+ * destination GID to the AV's source GID (rxe's check_addr). Anyone else
+ * on the wire could otherwise inject UC data without guessing a PSN, RC
+ * data by covering the PSN window, or forge ACKs and READ responses.
+ */
+static bool vrnic_rx_from_peer(const VrnicCore *core, const VrnicQp *qp,
+                               const VrnicPkt *pkt)
+{
+    const struct vrnic_av *av = &qp->attr.av;
+
+    /*
+     * On the loopback path the device also knows the sending QP, which an
+     * RC/UC header does not carry: only the QP this one is connected to
+     * (another process's QP on this host has the same GID as the peer).
+     */
+    if (core->rx_loop_src && core->rx_loop_src !=
+        (le32_to_cpu(qp->attr.dest_qpn) & VRNIC_IB_QPN_MASK)) {
+        return false;
+    }
+    return av->sgid_index < core->cfg.gid_tbl_len &&
+           core->gids[av->sgid_index].type &&
+           !memcmp(pkt->addr.sgid, av->dgid, 16) &&
+           !memcmp(pkt->addr.dgid, core->gids[av->sgid_index].gid, 16);
+}
+
 /* Deliver a parsed packet to QP qpn (its DestQP, or a multicast member). */
 static void vrnic_rx_qp(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
                         const VrnicPkt *pkt)
@@ -1191,6 +1312,12 @@ static void vrnic_rx_qp(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
                (qp->state < VRNIC_QPS_RTR || qp->state > VRNIC_QPS_SQE)) {
         vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_BAD_STATE], qpn,
                       pkt->hdr.bth.psn, "QP state");
+        return;
+    }
+    if ((tr == VRNIC_IB_RC || tr == VRNIC_IB_UC) &&
+        !vrnic_rx_from_peer(core, qp, pkt)) {
+        vrnic_rx_drop(core, &core->stats.port[VRNIC_PORT_STAT_RX_BAD_ADDR],
+                      qpn, pkt->hdr.bth.psn, "not from the QP's peer");
         return;
     }
     if (resp) {

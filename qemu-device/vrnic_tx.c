@@ -185,7 +185,7 @@ bool vrnic_xport_addr(VrnicCore *core, const struct vrnic_av *av,
 
 bool vrnic_xport_can_send(VrnicCore *core, bool loop)
 {
-    return loop ? vrnic_loop_has_room(core) : !core->wire_busy;
+    return loop ? vrnic_loop_has_room(core) : vrnic_wire_can_send(core);
 }
 
 void vrnic_xport_output(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
@@ -194,7 +194,7 @@ void vrnic_xport_output(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
     core->stats.port[VRNIC_PORT_STAT_TX_PKTS]++;
     core->stats.port[VRNIC_PORT_STAT_TX_BYTES] += len;
     if (loop) {
-        vrnic_loop_put(core, frame, len);
+        vrnic_loop_put(core, qpn, frame, len);
     } else {
         vrnic_fault_frame(core, VRNIC_FAULT_DIR_TX, frame, len);
     }
@@ -402,8 +402,7 @@ static uint32_t vrnic_tx_rd_psn(const VrnicCore *core, const VrnicQp *qp,
     if (s->hdr.opcode != VRNIC_WQE_OP_RDMA_READ) {
         return s->first_psn;
     }
-    return vrnic_psn_add(s->first_psn,
-                         s->rcvd / vrnic_xport_pmtu(core, qp));
+    return vrnic_psn_add(s->first_psn, s->rcvd / s->pmtu);
 }
 
 /*
@@ -953,6 +952,7 @@ static VrnicTxRes vrnic_tx_start(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                              "atomic needs 8 bytes of local SGE");
     }
     s->len = len;
+    s->pmtu = pmtu;
     if (op == VRNIC_WQE_OP_RDMA_READ) {
         s->npkts = 1;
         s->first_psn = x->psn;
@@ -1021,7 +1021,13 @@ static uint8_t vrnic_tx_opcode(const VrnicQp *qp, uint8_t op, bool first,
 static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                 VrnicSwqe *s, unsigned *budget)
 {
-    uint32_t pmtu = vrnic_xport_pmtu(core, qp);
+    /*
+     * Segmented for the path MTU of its start: PSNs and packet count were
+     * fixed then. A UD datagram that no longer fits the port (the MTU went
+     * down while it waited for the wire) fails as too long; it never goes
+     * out cut short.
+     */
+    uint32_t pmtu = s->pmtu;
     uint8_t op = s->hdr.opcode;
     const struct vrnic_av *av = &qp->attr.av;
     uint32_t dqpn = le32_to_cpu(qp->attr.dest_qpn);
@@ -1047,6 +1053,15 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         if (mcast) {
             dqpn = VRNIC_MCAST_QPN;
         }
+    }
+    if (vrnic_qp_is_ud(qp) && !s->sent && s->len > vrnic_xport_pmtu(core, qp)) {
+        /* Not a guest error: the driver may lower the MTU at any time. */
+        trace_vrnic_tx_drop(qpn, s->first_psn, "datagram longer than the "
+                            "port's MTU now");
+        s->done = true;
+        s->status = VRNIC_WC_LOC_LEN_ERR;
+        s->npkts = 0;
+        return VRNIC_TX_FAIL;
     }
     while (s->sent < s->npkts) {
         uint32_t off = s->sent * pmtu;
@@ -1126,7 +1141,7 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         h.reth.len = s->len;
         if (op == VRNIC_WQE_OP_RDMA_READ) {
             /* A resent READ asks only for what has not arrived. */
-            s->rd_end = vrnic_tx_rd_ask_end(vrnic_xport_pmtu(core, qp), s);
+            s->rd_end = vrnic_tx_rd_ask_end(pmtu, s);
             h.reth.va += s->rcvd;
             h.reth.len = s->rd_end - s->rcvd;
         }
@@ -1163,7 +1178,7 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         if (mc_local) {
             trace_vrnic_mcast_loop(qpn, ldq_be_p(av->dgid),
                                    ldq_be_p(av->dgid + 8), mc_local);
-            vrnic_loop_put(core, frame, flen);
+            vrnic_loop_put(core, qpn, frame, flen);
         }
         s->sent++;
         (*budget)--;
@@ -1410,7 +1425,7 @@ static const char *vrnic_tx_rd_place(VrnicCore *core, VrnicQp *qp,
                                      uint8_t *data, uint32_t plen,
                                      bool *lost)
 {
-    uint32_t pmtu = vrnic_xport_pmtu(core, qp);
+    uint32_t pmtu = s->pmtu;
     uint32_t idx = vrnic_psn_diff(psn, s->first_psn);
     uint32_t pos = s->rcvd / pmtu;
     uint64_t off = (uint64_t)idx * pmtu;

@@ -53,6 +53,7 @@
 #include "vrnic_pkt.h"
 
 #define VRNIC_TX_WINDOW     32      /* send WQEs in flight per QP */
+#define VRNIC_MAX_MSG       (1u << 31)  /* IBTA: the longest message */
 #define VRNIC_TX_BUDGET     64      /* packets per QP per bottom-half run */
 #define VRNIC_PSN_WINDOW    (1u << 22)
 #define VRNIC_WQE_MAX       512     /* largest WQE (shift 9) */
@@ -81,11 +82,18 @@
  * arrives or one asks for an answer (AckReq): a packet that is only late
  * (reordered by fewer places) costs nothing. The slots cover the
  * requester's packet window; the device holds at most VRNIC_OOO_DEVICE
- * frames over all QPs (beyond, gap packets are dropped as without).
+ * frames over all QPs (beyond, gap packets are dropped as without). A
+ * peer decides what is held, so it is bounded: only a packet whose
+ * payload fits the path MTU as IBTA sizes it (FIRST/MIDDLE exactly one,
+ * LAST/ONLY at most one) is held, so a frame is at most
+ * VRNIC_XPORT_FRAME bytes, 64 per QP; and a held frame whose gap has not
+ * closed after VRNIC_OOO_MAX_AGE_NS is dropped (RX_OOO_DROPPED), as are
+ * those refused - the requester's recovery resends them.
  */
 #define VRNIC_OOO_SLOTS     64
 #define VRNIC_OOO_NAK_AFTER 8
 #define VRNIC_OOO_DEVICE    1024
+#define VRNIC_OOO_MAX_AGE_NS 1000000000ll
 /*
  * READ responses past a missing one, at the requester: up to this many
  * PSNs past the first missing response are placed (their offset follows
@@ -96,6 +104,7 @@
 
 /* A request packet held past a PSN gap: the parse result and the frame. */
 typedef struct VrnicHeld {
+    int64_t since;          /* device clock when it was held */
     VrnicPkt pkt;
     uint8_t frame[];        /* pkt.len bytes */
 } VrnicHeld;
@@ -107,6 +116,7 @@ typedef struct VrnicSwqe {
         struct vrnic_send_wqe hdr;
     };
     uint32_t len;           /* message length */
+    uint32_t pmtu;          /* path MTU it was segmented for, at its start */
     uint32_t data_off;      /* SGEs / inline data in raw */
     uint32_t first_psn;
     uint32_t last_psn;
@@ -186,6 +196,7 @@ typedef struct VrnicXport {
     uint32_t nak_high;      /* highest gap PSN since that NAK */
     bool dup_acked;         /* a duplicate was answered since ePSN moved */
     VrnicHeld *held[VRNIC_OOO_SLOTS];   /* by PSN % VRNIC_OOO_SLOTS */
+    uint32_t nheld;         /* of them not NULL */
     uint32_t *dev_held;     /* the device's count of held frames */
     bool replaying;         /* held packets are going in */
     uint8_t in_msg;         /* VRNIC_MSG_*: message in progress */
@@ -217,6 +228,7 @@ typedef struct VrnicXport {
 typedef struct VrnicLoop {
     uint32_t head, tail;
     uint32_t len[VRNIC_LOOP_SLOTS];
+    uint32_t src_qpn[VRNIC_LOOP_SLOTS];     /* the QP that sent it */
     uint8_t frame[VRNIC_LOOP_SLOTS][VRNIC_XPORT_FRAME];
 } VrnicLoop;
 
@@ -235,7 +247,9 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 
 /* vrnic_rx.c */
 bool vrnic_loop_has_room(VrnicCore *core);
-void vrnic_loop_put(VrnicCore *core, const uint8_t *frame, size_t len);
+/* Queue a frame QP qpn sent to this device (the sender is remembered). */
+void vrnic_loop_put(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
+                    size_t len);
 /* Send queued responder output, within a budget; re-kicks when left. */
 void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
 /* Free the packets held past a gap (QP reset or destroy). */

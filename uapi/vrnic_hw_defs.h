@@ -488,6 +488,11 @@ enum vrnic_port_stat {
 	/* interface 1.3 */
 	VRNIC_PORT_STAT_RX_OOO_HELD,	/* RC packets held past a gap, not NAKed */
 	VRNIC_PORT_STAT_EARLY_RETRANSMITS, /* go-backs on the early timer */
+	/* a hostile guest or peer (Documentation/security.rst) */
+	VRNIC_PORT_STAT_RX_BAD_ADDR,	/* RC/UC: not from the QP's peer GID */
+	VRNIC_PORT_STAT_RX_OOO_DROPPED,	/* held past a gap: refused or aged out */
+	VRNIC_PORT_STAT_DMA_ERRORS,	/* transfers the bus refused (not RAM) */
+	VRNIC_PORT_STAT_ETH_RX_NO_BUF,	/* Ethernet frames: no RX buffer, FIFO full */
 	VRNIC_PORT_STAT_NUM
 };
 

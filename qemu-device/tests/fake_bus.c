@@ -25,10 +25,27 @@ static uint8_t *fake_map(FakeBus *f, uint64_t addr, uint64_t len)
     return NULL;
 }
 
+/* True when [addr, addr + len) touches the MMIO window. */
+static bool fake_is_mmio(FakeBus *f, uint64_t addr, uint64_t len)
+{
+    return f->mmio_len && len && addr < f->mmio_gpa + f->mmio_len &&
+           addr + len > f->mmio_gpa;
+}
+
 static bool fake_dma_read(void *opaque, uint64_t addr, void *buf, uint64_t len)
 {
-    uint8_t *p = fake_map(opaque, addr, len);
+    FakeBus *f = opaque;
+    uint8_t *p;
 
+    if (fake_is_mmio(f, addr, len)) {
+        if (!f->mmio_reachable) {
+            f->mmio_refused++;
+            return false;
+        }
+        memset(buf, 0, len);
+        return true;
+    }
+    p = fake_map(f, addr, len);
     if (!p) {
         return false;
     }
@@ -39,8 +56,21 @@ static bool fake_dma_read(void *opaque, uint64_t addr, void *buf, uint64_t len)
 static bool fake_dma_write(void *opaque, uint64_t addr, const void *buf,
                            uint64_t len)
 {
-    uint8_t *p = fake_map(opaque, addr, len);
+    FakeBus *f = opaque;
+    uint8_t *p;
 
+    if (fake_is_mmio(f, addr, len)) {
+        if (!f->mmio_reachable) {
+            f->mmio_refused++;
+            return false;
+        }
+        f->mmio_writes++;
+        if (f->mmio_write) {
+            f->mmio_write(f, addr);
+        }
+        return true;
+    }
+    p = fake_map(f, addr, len);
     if (!p) {
         return false;
     }
@@ -77,7 +107,7 @@ static void fake_kick(void *opaque, VrnicWork work)
     f->pending[work] = true;
 }
 
-static void fake_eth_send(void *opaque, const uint8_t *frame, size_t len)
+static bool fake_eth_send(void *opaque, const uint8_t *frame, size_t len)
 {
     FakeBus *f = opaque;
     uint8_t copy[VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD];
@@ -92,6 +122,20 @@ static void fake_eth_send(void *opaque, const uint8_t *frame, size_t len)
         if (!f->wire_hook || f->wire_hook(f, copy, &len, f->hook_arg)) {
             fake_wire_put(f->peer, copy, len);
         }
+    }
+    if (f->wire_stalled) {
+        f->wire_queued++;   /* a busy backend: it keeps the frame for later */
+        return false;
+    }
+    return true;
+}
+
+void fake_wire_drain(FakeBus *f)
+{
+    f->wire_stalled = false;
+    while (f->wire_queued) {
+        f->wire_queued--;
+        vrnic_core_wire_sent(&f->core);
     }
 }
 
@@ -126,9 +170,7 @@ static bool fake_deliver(FakeBus *f)
     while (f->inbox) {
         FakeFrame *fr = f->inbox;
 
-        if (!vrnic_core_eth_receive(&f->core, fr->data, fr->len)) {
-            break;      /* held back: no RX buffer */
-        }
+        vrnic_core_eth_receive(&f->core, fr->data, fr->len);
         f->inbox = fr->next;
         f->wire_frames++;
         free(fr);
@@ -145,20 +187,17 @@ static bool fake_run_work(FakeBus *f)
         again = false;
         for (int w = 0; w < VRNIC_WORK__MAX; w++) {
             if (f->pending[w]) {
+                uint64_t before = f->core.dma_ops;
+
                 f->pending[w] = false;
                 vrnic_core_run(&f->core, w);
+                f->max_run_dma = MAX(f->max_run_dma,
+                                     f->core.dma_ops - before);
                 again = any = true;
             }
         }
     }
     return any;
-}
-
-static void fake_eth_rx_ready(void *opaque)
-{
-    FakeBus *f = opaque;
-
-    f->rx_ready++;
 }
 
 static int64_t fake_clock_ns(void *opaque)
@@ -177,7 +216,6 @@ static const VrnicCoreOps fake_ops = {
     .irq = fake_irq,
     .kick = fake_kick,
     .eth_send = fake_eth_send,
-    .eth_rx_ready = fake_eth_rx_ready,
     .clock_ns = fake_clock_ns,
     .timer_mod = fake_timer_mod,
 };

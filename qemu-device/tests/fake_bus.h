@@ -42,7 +42,6 @@ typedef struct FakeBus {
     uint8_t mem[FAKE_MEM_SIZE];
     unsigned irqs[VRNIC_VEC_COMP_FIRST + VRNIC_MAX_COMP_VECTORS];
     bool pending[VRNIC_WORK__MAX];
-    unsigned rx_ready;
     unsigned nframes;
     size_t frame_len[FAKE_MAX_FRAMES];
     uint8_t frames[FAKE_MAX_FRAMES][VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD];
@@ -53,6 +52,17 @@ typedef struct FakeBus {
      */
     struct { uint64_t gpa, len, backing; } alias[FAKE_MAX_ALIASES];
     unsigned nalias;
+    /*
+     * Another device's registers at [mmio_gpa, mmio_gpa + mmio_len) - not
+     * RAM. The glue restricts DMA to RAM, so a transfer there fails
+     * (counted in mmio_refused); with mmio_reachable the fake acts like a
+     * bus without that rule and runs mmio_write (a bridge's secondary bus
+     * reset, say) in the middle of the core's DMA.
+     */
+    uint64_t mmio_gpa, mmio_len;
+    bool mmio_reachable;
+    void (*mmio_write)(struct FakeBus *f, uint64_t addr);
+    unsigned mmio_refused, mmio_writes;
     uint64_t obj_next;  /* bump allocator in [FAKE_OBJ_MEM, window end) */
     /*
      * The scripted wire (fake_link): frames this bus sends are queued for
@@ -66,6 +76,12 @@ typedef struct FakeBus {
                       void *arg);
     void *hook_arg;
     unsigned wire_frames;   /* frames that crossed the wire to this bus */
+    /*
+     * A backend that cannot send (a peer that stopped reading): eth_send
+     * answers "queued" and counts, until fake_wire_drain sends them all.
+     */
+    bool wire_stalled;
+    unsigned wire_queued;
     /* The device clock: it only moves in fake_fire_timer (instant work). */
     int64_t now_ns;
     int64_t timer_due;      /* INT64_MAX: idle */
@@ -74,6 +90,8 @@ typedef struct FakeBus {
      * that is not 0 (NULL otherwise) and handed to vrnic_core_set_devmem.
      */
     uint8_t *devmem;
+    /* The most DMA transfers one vrnic_core_run call made (work budgets). */
+    uint64_t max_run_dma;
     uint16_t aq_pi;     /* helper's admin producer index */
     uint16_t cmd_id;
 } FakeBus;
@@ -104,6 +122,8 @@ void fake_link(FakeBus *a, FakeBus *b);
  * is armed.
  */
 bool fake_fire_timer(FakeBus *f);
+/* The stalled backend sends what it queued (vrnic_core_wire_sent each). */
+void fake_wire_drain(FakeBus *f);
 /* Deliver a frame to f as if it came off the wire (queued). */
 void fake_wire_put(FakeBus *f, const uint8_t *frame, size_t len);
 

@@ -115,20 +115,117 @@ TEST_F(eth, rx_writes_frame_and_length)
     FakeBus *f = self->f;
     uint8_t fr[200];
 
+    /* No buffer yet: the frame waits in the device, the netdev goes on. */
     frame(fr, own_mac, sizeof(fr));
-    ASSERT_FALSE(vrnic_core_eth_can_receive(&f->core));
-    ASSERT_EQ(0, vrnic_core_eth_receive(&f->core, fr, sizeof(fr)));
+    vrnic_core_eth_receive(&f->core, fr, sizeof(fr));
+    ASSERT_EQ(0, f->core.stats.eth_rx_frames);
     post(f, FAKE_RX_RING, 0, FAKE_BUF, 2048);
     fake_wr(f, VRNIC_REG_ETH_RX_ARM, 0);
     fake_wr(f, VRNIC_REG_ETH_RX_PI, 1);
-    ASSERT_EQ(1, f->rx_ready);
-    ASSERT_TRUE(vrnic_core_eth_can_receive(&f->core));
-    ASSERT_EQ(sizeof(fr), vrnic_core_eth_receive(&f->core, fr, sizeof(fr)));
+    ASSERT_TRUE(f->pending[VRNIC_WORK_ETH_RX]);
+    ASSERT_EQ(0, f->core.stats.eth_rx_frames);  /* no DMA in MMIO context */
+    fake_settle(f);
     ASSERT_EQ(0, memcmp(fr, fake_ptr(f, FAKE_BUF), sizeof(fr)));
     ASSERT_EQ(sizeof(fr), le16toh(desc(f, FAKE_RX_RING, 0)->len));
     ASSERT_EQ(VRNIC_ETH_STS_DONE, le16toh(desc(f, FAKE_RX_RING, 0)->status));
     ASSERT_EQ(1, f->irqs[VRNIC_VEC_ETH]);
-    ASSERT_FALSE(vrnic_core_eth_can_receive(&f->core));
+    ASSERT_EQ(1, f->core.stats.eth_rx_frames);
+}
+
+/*
+ * Issue 13, hole 7: with the RX ring empty, the device used to ask the
+ * netdev to hold the Ethernet frame (receive returned 0), and QEMU then
+ * stops delivering anything to the device - the RoCEv2 frames behind it
+ * too. Now frames wait in a bounded FIFO, in order, and beyond it are
+ * dropped and counted; nothing is held back from the netdev.
+ */
+TEST_F(eth, rx_without_buffers_fifo_then_drop_in_order)
+{
+    FakeBus *f = self->f;
+    uint8_t fr[100];
+
+    for (unsigned i = 0; i < 40; i++) {
+        frame(fr, own_mac, sizeof(fr));
+        fr[20] = i;
+        vrnic_core_eth_receive(&f->core, fr, sizeof(fr));
+    }
+    ASSERT_EQ(8, f->core.stats.port[VRNIC_PORT_STAT_ETH_RX_NO_BUF]);
+    /* Four buffers: the four oldest frames, in order. */
+    for (unsigned i = 0; i < 4; i++) {
+        post(f, FAKE_RX_RING, i, FAKE_BUF + i * 2048, 2048);
+    }
+    fake_wr(f, VRNIC_REG_ETH_RX_PI, 4);
+    fake_settle(f);
+    ASSERT_EQ(4, f->core.stats.eth_rx_frames);
+    for (unsigned i = 0; i < 4; i++) {
+        ASSERT_EQ(i, ((uint8_t *)fake_ptr(f, FAKE_BUF + i * 2048))[20]);
+    }
+    /* A new frame queues behind the 28 still waiting, never ahead. */
+    frame(fr, own_mac, sizeof(fr));
+    fr[20] = 0xee;
+    vrnic_core_eth_receive(&f->core, fr, sizeof(fr));
+    for (unsigned i = 0; i < 4; i++) {
+        post(f, FAKE_RX_RING, i, FAKE_BUF + i * 2048, 2048);
+    }
+    fake_wr(f, VRNIC_REG_ETH_RX_PI, 8);
+    fake_settle(f);
+    ASSERT_EQ(8, f->core.stats.eth_rx_frames);
+    for (unsigned i = 0; i < 4; i++) {
+        ASSERT_EQ(4 + i, ((uint8_t *)fake_ptr(f, FAKE_BUF + i * 2048))[20]);
+    }
+    /* A reset empties the FIFO: nothing of the old driver's comes out. */
+    fake_wr(f, VRNIC_REG_DEV_CTRL, VRNIC_DEV_CTRL_RESET);
+    fake_wr64(f, VRNIC_REG_ETH_RX_BASE_LO, FAKE_RX_RING);
+    fake_wr(f, VRNIC_REG_ETH_RX_CFG, VRNIC_RING_CFG_ENABLE | 2);
+    post(f, FAKE_RX_RING, 0, FAKE_BUF, 2048);
+    fake_wr(f, VRNIC_REG_ETH_RX_PI, 1);
+    fake_settle(f);
+    ASSERT_EQ(8, f->core.stats.eth_rx_frames);
+    ASSERT_EQ(0, desc(f, FAKE_RX_RING, 0)->status);
+}
+
+/*
+ * Issue 13, hole 4: a backend that queues frames (its peer stopped reading)
+ * must not make the device hand it frame after frame - each a copy on the
+ * host's heap. At VRNIC_WIRE_MAX_QUEUED the TX ring stops, the rest of its
+ * descriptors stay posted, and the ring goes on as the backend drains.
+ */
+TEST_F(eth, tx_stops_while_the_wire_is_full)
+{
+    FakeBus *f = self->f;
+    unsigned sent = 0;
+
+    fake_wr(f, VRNIC_REG_ETH_TX_CFG, 0);
+    fake_wr(f, VRNIC_REG_ETH_TX_CFG, VRNIC_RING_CFG_ENABLE | 8);   /* 256 */
+    frame(fake_ptr(f, FAKE_BUF), other_mac, 100);
+    f->wire_stalled = true;
+    for (unsigned i = 0; i < 200; i++) {
+        struct vrnic_eth_desc *d = fake_ptr(f, FAKE_TX_RING +
+                                            i * VRNIC_ETH_DESC_SIZE);
+
+        memset(d, 0, sizeof(*d));
+        d->addr = htole64(FAKE_BUF);
+        d->len = htole16(100);
+    }
+    fake_wr(f, VRNIC_REG_ETH_TX_PI, 200);
+    fake_settle(f);
+    ASSERT_EQ(VRNIC_WIRE_MAX_QUEUED, f->nframes);
+    ASSERT_EQ(VRNIC_WIRE_MAX_QUEUED, f->wire_queued);
+    ASSERT_EQ(VRNIC_WIRE_MAX_QUEUED, f->core.eth_tx.ci);
+    /* Stopped, not failed: the rest is still posted, nothing pending. */
+    ASSERT_FALSE(f->pending[VRNIC_WORK_ETH_TX]);
+    while (sent < 200) {
+        unsigned before = f->nframes;
+
+        fake_wire_drain(f);
+        f->wire_stalled = true;
+        fake_settle(f);
+        ASSERT_LE(f->wire_queued, VRNIC_WIRE_MAX_QUEUED);
+        ASSERT_GT(f->nframes, before);
+        sent = f->nframes;
+    }
+    ASSERT_EQ(200, f->core.eth_tx.ci);
+    ASSERT_EQ(0, f->core.stats.eth_tx_errors);
 }
 
 TEST_F(eth, rx_filters_and_drops)
@@ -142,25 +239,25 @@ TEST_F(eth, rx_filters_and_drops)
     fake_wr(f, VRNIC_REG_ETH_RX_PI, 2);
     /* Unicast for another MAC: filtered. */
     frame(fr, other_mac, 100);
-    ASSERT_EQ(100, vrnic_core_eth_receive(&f->core, fr, 100));
+    vrnic_core_eth_receive(&f->core, fr, 100);
     ASSERT_EQ(1, f->core.stats.eth_rx_filtered);
     /* Larger than the posted buffer: dropped, never truncated. */
     frame(fr, own_mac, 300);
-    ASSERT_EQ(300, vrnic_core_eth_receive(&f->core, fr, 300));
+    vrnic_core_eth_receive(&f->core, fr, 300);
     ASSERT_EQ(1, f->core.stats.eth_rx_too_big);
     ASSERT_EQ(0, desc(f, FAKE_RX_RING, 0)->status);
     /* Larger than MTU: dropped. */
     frame(fr, own_mac, 1519);
-    ASSERT_EQ(1519, vrnic_core_eth_receive(&f->core, fr, 1519));
+    vrnic_core_eth_receive(&f->core, fr, 1519);
     ASSERT_EQ(2, f->core.stats.eth_rx_too_big);
     /* Broadcast passes. */
     frame(fr, bcast, 60);
-    ASSERT_EQ(60, vrnic_core_eth_receive(&f->core, fr, 60));
+    vrnic_core_eth_receive(&f->core, fr, 60);
     ASSERT_EQ(1, f->core.stats.eth_rx_frames);
     /* Promiscuous: the other MAC passes too. */
     fake_wr(f, VRNIC_REG_ETH_CTRL, VRNIC_ETH_CTRL_PROMISC);
     frame(fr, other_mac, 100);
-    ASSERT_EQ(100, vrnic_core_eth_receive(&f->core, fr, 100));
+    vrnic_core_eth_receive(&f->core, fr, 100);
     ASSERT_EQ(2, f->core.stats.eth_rx_frames);
 }
 
@@ -173,7 +270,7 @@ TEST_F(eth, rx_link_down_drops)
     fake_wr(f, VRNIC_REG_ETH_RX_PI, 1);
     vrnic_core_set_link(&f->core, false);
     frame(fr, own_mac, sizeof(fr));
-    ASSERT_EQ(sizeof(fr), vrnic_core_eth_receive(&f->core, fr, sizeof(fr)));
+    vrnic_core_eth_receive(&f->core, fr, sizeof(fr));
     ASSERT_EQ(0, f->core.stats.eth_rx_frames);
 }
 
@@ -185,9 +282,9 @@ TEST_F(eth, rx_unmapped_buffer_is_fatal)
     post(f, FAKE_RX_RING, 0, FAKE_UNMAPPED, 2048);
     fake_wr(f, VRNIC_REG_ETH_RX_PI, 1);
     frame(fr, own_mac, sizeof(fr));
-    ASSERT_EQ(sizeof(fr), vrnic_core_eth_receive(&f->core, fr, sizeof(fr)));
+    vrnic_core_eth_receive(&f->core, fr, sizeof(fr));
     ASSERT_TRUE(f->core.fatal);
-    ASSERT_FALSE(vrnic_core_eth_can_receive(&f->core));
+    ASSERT_FALSE(f->core.eth_rx.live);
 }
 
 TEST_F(eth, arm_ahead_of_device_is_ignored)
@@ -218,7 +315,7 @@ TEST_F(eth, rx_producer_overrun_rejected)
 
     fake_wr(f, VRNIC_REG_ETH_RX_PI, 5);
     ASSERT_EQ(0, f->core.eth_rx.pi);
-    ASSERT_EQ(0, f->rx_ready);
+    ASSERT_FALSE(f->pending[VRNIC_WORK_ETH_RX]);
     ASSERT_EQ(1, f->core.stats.guest_errors);
 }
 

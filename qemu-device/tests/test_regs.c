@@ -174,7 +174,7 @@ TEST_F(regs, doorbell_on_idle_ring_is_ignored)
     fake_settle(f);
     ASSERT_EQ(3, f->core.stats.guest_errors);
     ASSERT_EQ(0, f->core.stats.aq_cmds);
-    ASSERT_EQ(0, f->rx_ready);
+    ASSERT_FALSE(f->pending[VRNIC_WORK_ETH_RX]);
 }
 
 TEST_F(regs, doorbell_bar_without_queues_is_guest_error)

@@ -63,6 +63,10 @@ static const struct rdma_stat_desc vrnic_port_stats_descs[] = {
 	[VRNIC_PORT_STAT_FAULT_DELAYS].name = "fault_delays",
 	[VRNIC_PORT_STAT_RX_OOO_HELD].name = "rx_ooo_held",
 	[VRNIC_PORT_STAT_EARLY_RETRANSMITS].name = "early_retransmits",
+	[VRNIC_PORT_STAT_RX_BAD_ADDR].name = "rx_bad_addr",
+	[VRNIC_PORT_STAT_RX_OOO_DROPPED].name = "rx_ooo_dropped",
+	[VRNIC_PORT_STAT_DMA_ERRORS].name = "dma_errors",
+	[VRNIC_PORT_STAT_ETH_RX_NO_BUF].name = "eth_rx_no_buffer",
 };
 
 static_assert(ARRAY_SIZE(vrnic_port_stats_descs) == VRNIC_PORT_STAT_NUM);
