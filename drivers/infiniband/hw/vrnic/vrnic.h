@@ -119,7 +119,6 @@ struct vrnic_dev {
 	struct vrnic_eq *eqs;	/* num_eqs completion EQs, index = vector */
 	u32 num_eqs;
 	u64 pgsz_bitmap;	/* MR page sizes: device cap & VRNIC_PAGE_SIZE_CAP */
-	atomic_t key_byte;	/* next consumer key byte for REG_MR */
 	atomic_t res_count[VRNIC_RES_MAX];
 
 	/*

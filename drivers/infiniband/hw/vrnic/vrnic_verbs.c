@@ -570,10 +570,24 @@ static int vrnic_access(int ib_access, u32 *access)
 	return 0;
 }
 
-/* A fresh consumer key byte per registration: a stale key never matches. */
-static u8 vrnic_next_key_byte(struct vrnic_dev *vdev)
+/*
+ * The consumer key byte of a new registration: random, so that a key
+ * cannot be guessed from the keys of other registrations (a counter shared
+ * by every MR of the device gave one process the next key of another). A
+ * key kept after deregistration names an index the device hands out again
+ * as late as it can, and then matches with a chance of 1 in 256.
+ */
+static u8 vrnic_new_key_byte(void)
 {
-	return atomic_inc_return(&vdev->key_byte) & VRNIC_KEY_BYTE_MASK;
+	return get_random_u8();
+}
+
+/* Re-registration with a new translation: never the byte it had. */
+static u8 vrnic_other_key_byte(u32 old_key)
+{
+	u8 old = FIELD_GET(VRNIC_KEY_BYTE_MASK, old_key);
+
+	return old + 1 + get_random_u32_below(VRNIC_KEY_BYTE_MASK);
 }
 
 struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int ib_access)
@@ -600,7 +614,7 @@ struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int ib_access)
 	p.pdn = to_vpd(ibpd)->pdn;
 	p.access = VRNIC_ACCESS_LOCAL_WRITE;
 	p.flags = VRNIC_MR_FLAG_DMA;
-	p.key_byte = vrnic_next_key_byte(vdev);
+	p.key_byte = vrnic_new_key_byte();
 	p.mem = &desc;
 	err = vrnic_cmd_reg_mr(&vdev->cmdq, &p, &key);
 	if (err) {
@@ -651,7 +665,7 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 	p.pdn = to_vpd(ibpd)->pdn;
 	p.access = access;
-	p.key_byte = vrnic_next_key_byte(vdev);
+	p.key_byte = vrnic_new_key_byte();
 	p.mem = &mr->mem.desc;
 	err = vrnic_cmd_reg_mr(&vdev->cmdq, &p, &key);
 	if (err)
@@ -739,7 +753,8 @@ struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (flags & IB_MR_REREG_PD)
 		p.flags |= VRNIC_MR_REREG_PD;
 	p.access = access;
-	p.key_byte = (flags & IB_MR_REREG_TRANS) ? vrnic_next_key_byte(vdev) :
+	p.key_byte = (flags & IB_MR_REREG_TRANS) ?
+		     vrnic_other_key_byte(ibmr->lkey) :
 		     FIELD_GET(VRNIC_KEY_BYTE_MASK, ibmr->lkey);
 	err = vrnic_cmd_rereg_mr(&vdev->cmdq, &p, &key);
 	if (err) {
@@ -811,7 +826,7 @@ struct ib_mr *vrnic_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	p.pdn = to_vpd(ibpd)->pdn;
 	p.access = access;
 	p.flags = VRNIC_MR_FLAG_DEVICE_MEM;
-	p.key_byte = vrnic_next_key_byte(vdev);
+	p.key_byte = vrnic_new_key_byte();
 	p.mem = &mr->mem.desc;
 	err = vrnic_cmd_reg_mr(&vdev->cmdq, &p, &key);
 	if (err) {
@@ -851,7 +866,7 @@ int vrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 		return -EINVAL;
 	}
 	err = vrnic_cmd_alloc_mw(&vdev->cmdq, to_vpd(ibmw->pd)->pdn, type,
-				 vrnic_next_key_byte(vdev), &key);
+				 vrnic_new_key_byte(), &key);
 	if (err)
 		return err;
 	ibmw->rkey = key;
