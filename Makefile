@@ -20,7 +20,7 @@ B := $(CURDIR)/build
 KSFT := $(VRNIC_CACHE)/linux-source-6.12/tools/testing/selftests
 
 .PHONY: all setup qemu module provider selftests unit check demo bench clean \
-	checkpatch
+	checkpatch qtest qemu-fuzz
 
 all: qemu module provider selftests unit
 
@@ -82,6 +82,15 @@ demo: setup all
 # perftest, vrnic vs rdma_rxe (not part of check): Documentation/benchmarks.rst
 bench: setup all
 	@tools/bench.sh $(BENCH_ARGS)
+
+# QEMU's qtests of the device (Documentation/qtest.rst); make check runs them too
+qtest: qemu
+	@tools/qtest.sh $(QTEST_ARGS)
+
+# QEMU's generic-fuzz-vrnic: a second, clang/ASan QEMU build, not in check
+QEMU_FUZZ_SECONDS ?= 600
+qemu-fuzz:
+	@tools/qemu-fuzz.sh all $(QEMU_FUZZ_SECONDS)
 
 checkpatch:
 	$(VRNIC_CACHE)/linux-source-6.12/scripts/checkpatch.pl --strict --no-tree \

@@ -15,6 +15,8 @@ flock 9
 
 # The device directory in the cached source tree points at this clone.
 ln -sfn "$VRNIC_TOP/qemu-device" "$src/hw/vrnic"
+# So do vrnic's qtest and libqos driver (Documentation/qtest.rst).
+"$VRNIC_TOP/tools/hook-qemu-tests.sh" "$src"
 
 export CCACHE_DIR="$VRNIC_CACHE/ccache"
 if [ ! -e "$build/.vrnic-configured" ]; then
@@ -47,3 +49,15 @@ fi
 mkdir -p "$VRNIC_TOP/build"
 ln -sfn "$build/qemu-system-x86_64" "$VRNIC_TOP/build/qemu-system-x86_64"
 info "QEMU: $VRNIC_TOP/build/qemu-system-x86_64"
+
+# QEMU's qtest binary with vrnic's tests in it (tools/qtest.sh runs them).
+step "QEMU $QEMU_VERSION: building the qtest binary (tests/qtest/qos-test)"
+ninja -C "$build" tests/qtest/qos-test >"$build/qtest-build.log" 2>&1 ||
+	die "qtest build (see $build/qtest-build.log)" "make qemu"
+if grep -q 'tests/qtest/\(libqos/\)\?vrnic[^ ]*: warning:' "$build/qtest-build.log"; then
+	grep 'tests/qtest/\(libqos/\)\?vrnic[^ ]*: warning:' "$build/qtest-build.log" >&2
+	find "$build/tests/qtest" -name '*vrnic*.o' -delete
+	die "warnings in qemu-device/qtest/ (treated as errors)" "fix them, then: make qemu"
+fi
+ln -sfn "$build/tests/qtest/qos-test" "$VRNIC_TOP/build/qos-test"
+info "qtest: $VRNIC_TOP/build/qos-test"

@@ -53,6 +53,12 @@ vectors=${VRNIC_VECTORS:-$VRNIC_TOP/../shared/vectors}
 } >"$out/unit-icrc_check.tap"
 python3 "$VRNIC_TOP/tools/tap-summary.py" "$out"/unit-*.tap | sed '$d'
 
+# QEMU's own tests of the device: vrnic's libqos qtests in qos-test
+# (Documentation/qtest.rst), each in its own process, about 10 s.
+step "QEMU qtests (qos-test)"
+"$VRNIC_TOP/tools/qtest.sh" >"$out/qtest.tap" 2>&1
+python3 "$VRNIC_TOP/tools/tap-summary.py" "$out/qtest.tap" | sed '$d'
+
 # guest RUN_NAME [tools/vm options] -- SUITE_SPEC...
 guest() {
 	local name=$1 opts=()
