@@ -154,6 +154,24 @@ faults+=,fault-corrupt-ppm=1000
 guest pair_lossy -n 2 -t 900 -d "$faults,fault-seed=7" -- \
 	"pair_lossy:selftests/vrnic/pair_lossy.sh"
 
+# A malicious user process: garbage WQEs, absurd SGE counts and lengths,
+# doorbells far past the ring, rings and doorbell records rewritten while
+# the device works, another process's keys and window, hostile
+# CREATE_QP/CQ udata: each ends in its documented error CQE, async event or
+# command status, while a second process keeps moving verified data.
+guest hostile_guest -t 600 -- \
+	"hostile_guest:build/selftests/vrnic/hostile_guest"
+
+# A third party on the wire: RoCEv2 frames forged from 169.254.0.77 at
+# live RC and UC connections between the pair. Nothing forged lands or
+# completes, the real transfers complete verified, the target counts the
+# drops (rx_bad_addr); the forged frames decode and carry valid ICRCs.
+guest hostile_peer -n 2 -t 900 --pcap "$out/hostile_peer.pcap" -- \
+	"hostile_peer:selftests/vrnic/hostile_peer.sh"
+wire hostile_peer -m 100 -o UC_RDMA_WRITE_ONLY -o UC_SEND_ONLY \
+	-o RC_RDMA_WRITE_ONLY -o RC_FETCH_ADD -o RC_RDMA_READ_RESPONSE_FIRST \
+	-o RC_ATOMIC_ACKNOWLEDGE -o RC_ACKNOWLEDGE "$out/hostile_peer.pcap"
+
 # The reference: two rdma_rxe guests (virtio-net) running the same standard
 # tools vrnic must run; proves the harness (--nic, --pcap, wire_check and
 # the ICRC checker) against a known-good RoCEv2 implementation.
