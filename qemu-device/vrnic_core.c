@@ -302,29 +302,33 @@ void vrnic_core_fatal(VrnicCore *core, const char *what, uint64_t addr)
 
 /*
  * DMA reaches RAM only (VrnicCoreOps.dma_read): a transfer the bus refuses
- * is counted and fails the one operation that asked for it.
+ * is counted and fails the one operation that asked for it. Every transfer
+ * counts in dma_ops, the unit of the bottom halves' work budgets.
  */
-bool vrnic_dma_read(VrnicCore *core, uint64_t addr, void *buf, uint64_t len)
+static bool vrnic_dma_done(VrnicCore *core, bool ok, uint64_t addr,
+                           uint64_t len, bool write)
 {
     core->dma_ops++;
-    if (core->gone || !core->ops->dma_read(core->opaque, addr, buf, len)) {
+    if (!ok) {
         core->stats.port[VRNIC_PORT_STAT_DMA_ERRORS]++;
-        trace_vrnic_dma_error(addr, len, 0);
-        return false;
+        trace_vrnic_dma_error(addr, len, write);
     }
-    return true;
+    return ok;
+}
+
+bool vrnic_dma_read(VrnicCore *core, uint64_t addr, void *buf, uint64_t len)
+{
+    return vrnic_dma_done(core, !core->gone &&
+                          core->ops->dma_read(core->opaque, addr, buf, len),
+                          addr, len, false);
 }
 
 bool vrnic_dma_write(VrnicCore *core, uint64_t addr, const void *buf,
                      uint64_t len)
 {
-    core->dma_ops++;
-    if (core->gone || !core->ops->dma_write(core->opaque, addr, buf, len)) {
-        core->stats.port[VRNIC_PORT_STAT_DMA_ERRORS]++;
-        trace_vrnic_dma_error(addr, len, 1);
-        return false;
-    }
-    return true;
+    return vrnic_dma_done(core, !core->gone &&
+                          core->ops->dma_write(core->opaque, addr, buf, len),
+                          addr, len, true);
 }
 
 static uint32_t vrnic_max_log_depth(VrnicCore *core, const VrnicRing *r)
@@ -363,6 +367,9 @@ static void vrnic_ring_write_cfg(VrnicCore *core, VrnicRing *r, uint32_t val)
             /* A command going on over several runs is abandoned. */
             core->aq_cmd_held = false;
             core->cq_resize.active = false;
+        } else if (r == &core->eth_rx) {
+            /* Frames waiting for the old ring's buffers go with it. */
+            vrnic_eth_reset(core);
         }
         r->live = false;
         r->pi = r->ci = 0;

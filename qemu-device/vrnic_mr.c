@@ -271,6 +271,10 @@ uint8_t vrnic_mr_rereg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     if (!pd) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "pdn", pdn);
     }
+    if (mr->mem.dma && pd->uctx) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "DMA MR to a user PD",
+                            pd->uctx);
+    }
     access = flags & VRNIC_MR_REREG_ACCESS ? le32_to_cpu(c->access) :
                                              mr->access;
     sts = vrnic_mr_check_access(access, mr->mem.dma);

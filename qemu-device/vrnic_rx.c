@@ -293,9 +293,16 @@ static bool vrnic_resp_ack(VrnicQp *qp, uint32_t psn, bool nak, uint8_t syn)
     return true;
 }
 
-static bool vrnic_resp_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
-                            VrnicPktHdrs *h, const uint8_t *payload,
-                            uint32_t plen, VrnicMr *mr, uint64_t va)
+typedef enum VrnicRespOut {
+    VRNIC_RESP_OUT_SENT,        /* gone (or can never leave: no source GID) */
+    VRNIC_RESP_OUT_WAIT,        /* no room on the wire: try again later */
+    VRNIC_RESP_OUT_BAD_READ,    /* READ data unreadable: nothing was sent */
+} VrnicRespOut;
+
+/* One responder packet; a READ response carries plen bytes of mr at va. */
+static VrnicRespOut vrnic_resp_send(VrnicCore *core, uint32_t qpn,
+                                    VrnicQp *qp, VrnicPktHdrs *h,
+                                    uint32_t plen, VrnicMr *mr, uint64_t va)
 {
     uint8_t frame[VRNIC_XPORT_FRAME];
     VrnicPktAddr a;
@@ -304,20 +311,21 @@ static bool vrnic_resp_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 
     if (!vrnic_xport_addr(core, &qp->attr.av, qpn,
                           le32_to_cpu(qp->attr.dest_qpn), &a, &loop)) {
-        return true;    /* no usable source GID: nothing can leave */
+        return VRNIC_RESP_OUT_SENT;
     }
     if (!vrnic_xport_can_send(core, loop)) {
         core->ip_id--;
-        return false;
+        return VRNIC_RESP_OUT_WAIT;
     }
     h->bth.pkey = 0xffff;
     h->bth.dqpn = le32_to_cpu(qp->attr.dest_qpn) & VRNIC_IB_QPN_MASK;
     off = vrnic_pkt_build_hdrs(frame, sizeof(frame), &a, h, plen);
     if (!off) {
-        return true;
+        return VRNIC_RESP_OUT_SENT;
     }
+    /* Memory the MR names but the bus refuses (not RAM, unmapped). */
     if (mr && plen && !vrnic_mr_rw(core, mr, va, frame + off, plen, false)) {
-        memset(frame + off, 0, plen);   /* the MR's pages went away */
+        return VRNIC_RESP_OUT_BAD_READ;
     }
     flen = vrnic_pkt_finish(frame, sizeof(frame));
     if (h->bth.opcode == VRNIC_OP(RC, ACK) ||
@@ -327,7 +335,23 @@ static bool vrnic_resp_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     }
     trace_vrnic_tx_pkt(qpn, h->bth.opcode, h->bth.psn, plen, loop);
     vrnic_xport_output(core, qpn, frame, flen, loop);
-    return true;
+    return VRNIC_RESP_OUT_SENT;
+}
+
+/*
+ * A READ response stream that cannot go on - the MR was deregistered, the
+ * QP lost REMOTE_READ, or the bus refused the memory: NAK remote access
+ * error at the PSN of the response, and the QP goes to ERR.
+ */
+static void vrnic_resp_read_fail(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                                 VrnicPktHdrs *h)
+{
+    h->bth.opcode = VRNIC_OP(RC, ACK);
+    h->aeth.syndrome = VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_NAK) |
+                       VRNIC_NAK_REM_ACCESS;
+    vrnic_resp_send(core, qpn, qp, h, 0, NULL, 0);
+    core->stats.port[VRNIC_PORT_STAT_NAKS_SENT]++;
+    vrnic_qp_error(core, qpn);
 }
 
 void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
@@ -352,7 +376,8 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
                            VRNIC_OP(RC, ACK) : VRNIC_OP(RC, ATOMIC_ACK);
             h.bth.psn = e->psn;
             h.atomic_orig = e->orig;
-            if (!vrnic_resp_send(core, qpn, qp, &h, NULL, 0, NULL, 0)) {
+            if (vrnic_resp_send(core, qpn, qp, &h, 0, NULL, 0) ==
+                VRNIC_RESP_OUT_WAIT) {
                 vrnic_qp_set_pending(core, qp, true);
                 return;
             }
@@ -367,6 +392,7 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
             bool first = e->off == 0;
             bool last = e->off + plen == e->len;
             VrnicMr *mr = NULL;
+            VrnicRespOut out;
 
             h.bth.opcode = first && last ? VRNIC_OP(RC, READ_RESP_ONLY) :
                            first ? VRNIC_OP(RC, READ_RESP_FIRST) :
@@ -377,18 +403,15 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
                          vrnic_rkey_check(core, e->rkey, qpn, qp->pdn,
                                           VRNIC_ACCESS_REMOTE_READ,
                                           e->va + e->off, plen, &mr))) {
-                /* Deregistered (or the right taken) under the stream. */
-                h.bth.opcode = VRNIC_OP(RC, ACK);
-                h.aeth.syndrome =
-                    VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_NAK) |
-                    VRNIC_NAK_REM_ACCESS;
-                vrnic_resp_send(core, qpn, qp, &h, NULL, 0, NULL, 0);
-                core->stats.port[VRNIC_PORT_STAT_NAKS_SENT]++;
-                vrnic_qp_error(core, qpn);
+                vrnic_resp_read_fail(core, qpn, qp, &h);
                 return;
             }
-            if (!vrnic_resp_send(core, qpn, qp, &h, NULL, plen, mr,
-                                 e->va + e->off)) {
+            out = vrnic_resp_send(core, qpn, qp, &h, plen, mr, e->va + e->off);
+            if (out == VRNIC_RESP_OUT_BAD_READ) {
+                vrnic_resp_read_fail(core, qpn, qp, &h);
+                return;
+            }
+            if (out == VRNIC_RESP_OUT_WAIT) {
                 vrnic_qp_set_pending(core, qp, true);
                 return;
             }

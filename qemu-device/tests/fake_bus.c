@@ -32,18 +32,37 @@ static bool fake_is_mmio(FakeBus *f, uint64_t addr, uint64_t len)
            addr + len > f->mmio_gpa;
 }
 
+/*
+ * A DMA into the MMIO window: refused as the glue's RAM-only rule does, or
+ * (mmio_reachable) done - a write then runs the device's handler. Reads
+ * of it return zeros.
+ */
+static bool fake_mmio_dma(FakeBus *f, uint64_t addr, bool write)
+{
+    if (!f->mmio_reachable) {
+        f->mmio_refused++;
+        return false;
+    }
+    if (write) {
+        f->mmio_writes++;
+        if (f->mmio_write) {
+            f->mmio_write(f, addr);
+        }
+    }
+    return true;
+}
+
 static bool fake_dma_read(void *opaque, uint64_t addr, void *buf, uint64_t len)
 {
     FakeBus *f = opaque;
     uint8_t *p;
 
     if (fake_is_mmio(f, addr, len)) {
-        if (!f->mmio_reachable) {
-            f->mmio_refused++;
-            return false;
+        if (fake_mmio_dma(f, addr, false)) {
+            memset(buf, 0, len);
+            return true;
         }
-        memset(buf, 0, len);
-        return true;
+        return false;
     }
     p = fake_map(f, addr, len);
     if (!p) {
@@ -60,15 +79,7 @@ static bool fake_dma_write(void *opaque, uint64_t addr, const void *buf,
     uint8_t *p;
 
     if (fake_is_mmio(f, addr, len)) {
-        if (!f->mmio_reachable) {
-            f->mmio_refused++;
-            return false;
-        }
-        f->mmio_writes++;
-        if (f->mmio_write) {
-            f->mmio_write(f, addr);
-        }
-        return true;
+        return fake_mmio_dma(f, addr, true);
     }
     p = fake_map(f, addr, len);
     if (!p) {

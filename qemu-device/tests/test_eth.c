@@ -184,6 +184,23 @@ TEST_F(eth, rx_without_buffers_fifo_then_drop_in_order)
     ASSERT_EQ(0, desc(f, FAKE_RX_RING, 0)->status);
 }
 
+/* Frames waiting for buffers belong to the ring: disabling it drops them. */
+TEST_F(eth, rx_ring_disable_empties_the_fifo)
+{
+    FakeBus *f = self->f;
+    uint8_t fr[100];
+
+    frame(fr, own_mac, sizeof(fr));
+    vrnic_core_eth_receive(&f->core, fr, sizeof(fr));
+    fake_wr(f, VRNIC_REG_ETH_RX_CFG, 0);
+    fake_wr(f, VRNIC_REG_ETH_RX_CFG, VRNIC_RING_CFG_ENABLE | 2);
+    post(f, FAKE_RX_RING, 0, FAKE_BUF, 2048);
+    fake_wr(f, VRNIC_REG_ETH_RX_PI, 1);
+    fake_settle(f);
+    ASSERT_EQ(0, f->core.stats.eth_rx_frames);
+    ASSERT_EQ(0, desc(f, FAKE_RX_RING, 0)->status);
+}
+
 /*
  * Issue 13, hole 4: a backend that queues frames (its peer stopped reading)
  * must not make the device hand it frame after frame - each a copy on the

@@ -78,6 +78,30 @@ TEST_F(hostile, write_into_mmio_is_refused_and_naked)
     ASSERT_FALSE(self->b.f->core.fatal);
 }
 
+/*
+ * The READ side of hole 2: data the bus refuses is not sent as zeros with
+ * a good status; the responder NAKs a remote access error.
+ */
+TEST_F(hostile, read_from_mmio_is_naked_not_zeros)
+{
+    Node *A = &self->a;
+    uint64_t dst = buf_alloc(A, 64);
+    Sg s = { dst, 64, mr_any(A, VRNIC_ACCESS_LOCAL_WRITE, dst, 64) };
+    uint32_t rkey = mmio_mr(&self->b);
+    struct vrnic_cqe e;
+    Qp qa, qb;
+
+    qp_new(&qa, A, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 1, 10, 20);
+    post_send(&qa, 0x78, VRNIC_WQE_OP_RDMA_READ, 0, &s, 1, MMIO_GPA, rkey, 0,
+              NULL, 0);
+    fake_settle(A->f);
+    ASSERT_TRUE(poll(A, true, &e));
+    ASSERT_EQ(VRNIC_WC_REM_ACCESS_ERR, e.status);
+    ASSERT_LE(1, self->b.f->mmio_refused);
+}
+
 static void reset_device(FakeBus *f, uint64_t addr)
 {
     vrnic_core_reset(&f->core);
@@ -508,6 +532,14 @@ TEST(dma_mr_only_on_a_kernel_pd)
     ASSERT_EQ(0, f->core.obj.n_mrs);
     c.mr.pdn = htole32(kpd);
     ASSERT_EQ(VRNIC_AQ_STS_OK, run(f, &c, &key));
+    /* Nor may REREG_MR move it onto one. */
+    cmd_init(&c, VRNIC_AQ_OP_REREG_MR);
+    c.mr.handle = htole32(key);
+    c.mr.flags = htole32(VRNIC_MR_REREG_PD);
+    c.mr.pdn = htole32(upd);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    ASSERT_EQ(kpd, f->core.obj.mrs[VRNIC_FIELD_GET(VRNIC_KEY_INDEX_MASK,
+                                                   key)].pdn);
     fake_free(f);
 }
 
