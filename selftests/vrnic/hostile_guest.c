@@ -63,11 +63,16 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+/* No control message to fit: room for long notes (the sweep's CQE tally). */
+#define VERDICT_NOTE_LEN	900
 
 #include "kselftest.h"
 #include "common.h"
+#include "pattern.h"
+#include "qp.h"
+#include "verdict.h"
 /* The provider's private structures: where its rings and doorbells are. */
 #include "vrnic.h"
 /* Its command wrappers (DECLARE_DRV_CMD), for hand-made udata. */
@@ -90,85 +95,12 @@
 
 /* ---- small things ------------------------------------------------------- */
 
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static uint64_t mix(uint64_t x)		/* splitmix64 */
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-/* Byte k of the pattern of seed: any byte can be checked on its own. */
-static uint8_t pat(uint64_t seed, size_t k)
-{
-	return mix(seed ^ (k / 8)) >> (8 * (k % 8));
-}
-
-static void fill(uint8_t *p, size_t len, uint64_t seed)
-{
-	for (size_t k = 0; k < len; k++)
-		p[k] = pat(seed, k);
-}
-
-/* Offset of the first byte that is not the pattern, or -1. */
-static ssize_t differs(const uint8_t *p, size_t len, uint64_t seed)
-{
-	for (size_t k = 0; k < len; k++)
-		if (p[k] != pat(seed, k))
-			return k;
-	return -1;
-}
-
 static ssize_t not_zero(const uint8_t *p, size_t len)
 {
 	for (size_t k = 0; k < len; k++)
 		if (p[k])
 			return k;
 	return -1;
-}
-
-struct verdict {
-	bool ok;
-	char note[900];
-};
-
-static void vnote(struct verdict *v, const char *fmt, va_list ap)
-{
-	size_t n = strlen(v->note);
-
-	if (n && n + 2 < sizeof(v->note)) {
-		strcpy(v->note + n, "; ");
-		n += 2;
-	}
-	if (n < sizeof(v->note))
-		vsnprintf(v->note + n, sizeof(v->note) - n, fmt, ap);
-}
-
-static __printf(2, 3) void fail(struct verdict *v, const char *fmt, ...)
-{
-	va_list ap;
-
-	v->ok = false;
-	va_start(ap, fmt);
-	vnote(v, fmt, ap);
-	va_end(ap);
-}
-
-static __printf(2, 3) void info(struct verdict *v, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vnote(v, fmt, ap);
-	va_end(ap);
 }
 
 /* ---- verbs objects: one device context, QPs in loopback pairs ---------- */
@@ -188,15 +120,9 @@ struct ep_cfg {
 	bool srq;			/* receives come from an SRQ of its own */
 };
 
-/* Transport knobs of a connection (0 everywhere: the defaults below). */
-struct conn {
-	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
-	bool set;
-};
-
-static const struct conn conn_default = {
+/* The retries of every connection; a case that wants others edits a copy. */
+static const struct rc_knobs conn_default = {
 	.timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 12,
-	.set = true,
 };
 
 /* One QP with its own CQ (send and receive) and one registered buffer. */
@@ -234,39 +160,7 @@ static bool dev_open(struct dev *d)
 
 static void dev_close(struct dev *d)
 {
-	if (d->pd)
-		ibv_dealloc_pd(d->pd);
-	if (d->ctx)
-		ibv_close_device(d->ctx);
-}
-
-static bool qp_modify(struct ep *e, struct ibv_qp_attr *a, int mask,
-		      const char *to, struct verdict *v)
-{
-	int rc = ibv_modify_qp(e->qp, a, mask);
-
-	if (rc)
-		fail(v, "ibv_modify_qp QP %#x to %s: %s", e->qp->qp_num, to,
-		     strerror(rc));
-	return !rc;
-}
-
-static bool qp_to_init(struct ep *e, struct verdict *v)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-
-	if (e->qpt == IBV_QPT_UD) {
-		a.qkey = 0x11111111;
-		mask |= IBV_QP_QKEY;
-	} else {
-		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-		if (e->qpt == IBV_QPT_RC)
-			a.qp_access_flags |= IBV_ACCESS_REMOTE_READ |
-					     IBV_ACCESS_REMOTE_ATOMIC;
-		mask |= IBV_QP_ACCESS_FLAGS;
-	}
-	return qp_modify(e, &a, mask, "INIT", v);
+	vrnic_close(d->ctx, d->pd);
 }
 
 static bool ep_open(struct dev *d, struct ep *e, const struct ep_cfg *cfg,
@@ -298,17 +192,9 @@ static bool ep_open(struct dev *d, struct ep *e, const struct ep_cfg *cfg,
 	}
 	ia.send_cq = ia.recv_cq = e->cq;
 	if (cfg->srq) {
-		struct ibv_srq_init_attr sa = {
-			.attr = { .max_wr = 16, .max_sge = 1 },
-		};
-
-		e->srq = ibv_create_srq(d->pd, &sa);
-		if (!e->srq) {
-			fail(v, "ibv_create_srq: %s", strerror(errno));
+		e->srq = srq_for_qp(d->pd, &ia, v);
+		if (!e->srq)
 			return false;
-		}
-		ia.srq = e->srq;
-		ia.cap.max_recv_wr = ia.cap.max_recv_sge = 0;
 	}
 	e->qp = ibv_create_qp(d->pd, &ia);
 	if (!e->qp) {
@@ -328,7 +214,7 @@ static bool ep_open(struct dev *d, struct ep *e, const struct ep_cfg *cfg,
 		fail(v, "ibv_reg_mr: %s", strerror(errno));
 		return false;
 	}
-	return qp_to_init(e, v);
+	return qp_to_init(e->qp, v);
 }
 
 static void ep_close(struct ep *e)
@@ -350,58 +236,16 @@ static void ep_close(struct ep *e)
 	memset(e, 0, sizeof(*e));
 }
 
-static void own_ah_attr(struct dev *d, struct ibv_ah_attr *ah)
-{
-	memset(ah, 0, sizeof(*ah));
-	ah->is_global = 1;
-	ah->grh.dgid = d->gid;
-	ah->grh.sgid_index = d->gidx;
-	ah->grh.hop_limit = 64;
-	ah->port_num = 1;
-}
-
 /* INIT -> RTR -> RTS towards QP qpn (through the loopback: our own GID). */
 static bool ep_connect_to(struct ep *e, uint32_t qpn, uint32_t psn,
-			  const struct conn *cc, struct verdict *v)
+			  const struct rc_knobs *cc, struct verdict *v)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
-	int mask = IBV_QP_STATE;
+	struct ibv_ah_attr ah;
 
-	if (!cc->set)
-		cc = &conn_default;
-	if (e->qpt != IBV_QPT_UD) {
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = qpn;
-		a.rq_psn = psn;
-		own_ah_attr(e->d, &a.ah_attr);
-		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			IBV_QP_RQ_PSN;
-		if (e->qpt == IBV_QPT_RC) {
-			a.max_dest_rd_atomic = 4;
-			a.min_rnr_timer = cc->min_rnr_timer;
-			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-		}
-	}
-	if (!qp_modify(e, &a, mask, "RTR", v))
-		return false;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = e->psn;
-	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (e->qpt == IBV_QPT_RC) {
-		a.timeout = cc->timeout;
-		a.retry_cnt = cc->retry_cnt;
-		a.rnr_retry = cc->rnr_retry;
-		a.max_rd_atomic = 4;
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	if (!qp_modify(e, &a, mask, "RTS", v))
+	roce_ah_attr(&ah, e->d->gid.raw, e->d->gidx);
+	if (!qp_to_rts(e->qp, &ah, qpn, psn, e->psn, cc, v))
 		return false;
 	if (e->qpt == IBV_QPT_UD && !e->ah) {
-		struct ibv_ah_attr ah;
-
-		own_ah_attr(e->d, &ah);
 		e->ah = ibv_create_ah(e->d->pd, &ah);
 		if (!e->ah) {
 			fail(v, "ibv_create_ah: %s", strerror(errno));
@@ -412,13 +256,13 @@ static bool ep_connect_to(struct ep *e, uint32_t qpn, uint32_t psn,
 }
 
 static bool ep_connect(struct ep *e, const struct ep *peer,
-		       const struct conn *cc, struct verdict *v)
+		       const struct rc_knobs *cc, struct verdict *v)
 {
 	return ep_connect_to(e, peer->qp->qp_num, peer->psn, cc, v);
 }
 
 static bool pair_open(struct dev *d, struct pair *p, const struct ep_cfg *cfg,
-		      const struct conn *cc, struct verdict *v)
+		      const struct rc_knobs *cc, struct verdict *v)
 {
 	memset(p, 0, sizeof(*p));
 	return ep_open(d, &p->a, cfg, v) && ep_open(d, &p->b, cfg, v) &&
@@ -433,14 +277,14 @@ static void pair_close(struct pair *p)
 }
 
 /* Both QPs through RESET and up again (new PSNs): a clean connection. */
-static bool pair_reset(struct pair *p, const struct conn *cc,
+static bool pair_reset(struct pair *p, const struct rc_knobs *cc,
 		       struct verdict *v)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
 
-	if (!qp_modify(&p->a, &a, IBV_QP_STATE, "RESET", v) ||
-	    !qp_modify(&p->b, &a, IBV_QP_STATE, "RESET", v) ||
-	    !qp_to_init(&p->a, v) || !qp_to_init(&p->b, v))
+	if (!qp_modify(p->a.qp, &a, IBV_QP_STATE, "RESET", v) ||
+	    !qp_modify(p->b.qp, &a, IBV_QP_STATE, "RESET", v) ||
+	    !qp_to_init(p->a.qp, v) || !qp_to_init(p->b.qp, v))
 		return false;
 	p->a.psn = mix(p->a.psn) & 0xffffff;
 	p->b.psn = mix(p->b.psn) & 0xffffff;
@@ -448,70 +292,17 @@ static bool pair_reset(struct pair *p, const struct conn *cc,
 	       ep_connect(&p->b, &p->a, cc, v);
 }
 
-static const char *const qps_name[] = {
-	"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR",
-};
-
-static int qp_state(struct ep *e)
-{
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_attr a;
-
-	if (ibv_query_qp(e->qp, &a, IBV_QP_STATE, &ia))
-		return -1;
-	return a.qp_state;
-}
-
-static const char *state_str(int s)
-{
-	return s >= 0 && s <= IBV_QPS_ERR ? qps_name[s] : "?";
-}
-
-static bool expect_state(struct verdict *v, const char *who, struct ep *e,
-			 int want)
-{
-	int s = qp_state(e);
-
-	if (s == want)
-		return true;
-	fail(v, "%s QP state %s, want %s", who, state_str(s), state_str(want));
-	return false;
-}
-
-/* One work request through the verbs (the provider's own checks apply). */
+/* One work request from e's buffer at off (a FETCH_AND_ADD adds 1). */
 static int post(struct ep *e, enum ibv_wr_opcode op, size_t off, uint32_t len,
 		uint64_t raddr, uint32_t rkey, uint64_t wr_id)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)e->buf + off, .length = len,
-		.lkey = e->mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
-
-	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = 1;
-	} else {
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-	}
-	return ibv_post_send(e->qp, &wr, &bad);
+	return qp_post_one(e->qp, op, e->mr, e->buf + off, len, raddr, rkey, 1,
+			   wr_id);
 }
 
 static int post_recv(struct ep *e, size_t off, uint32_t len, uint64_t wr_id)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)e->buf + off, .length = len,
-		.lkey = e->mr->lkey,
-	};
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
-
-	return ibv_post_recv(e->qp, &wr, &bad);
+	return qp_post_recv_one(e->qp, e->mr, e->buf + off, len, wr_id);
 }
 
 /* A WRITE of len pattern bytes from a's buffer into b's, through the verbs. */
@@ -521,29 +312,6 @@ static int post_write(struct ep *a, struct ep *b, uint32_t len, uint64_t seed,
 	fill(a->buf, len, seed);
 	return post(a, IBV_WR_RDMA_WRITE, 0, len, (uintptr_t)b->buf,
 		    b->mr->rkey, wr_id);
-}
-
-/* Up to n completions within ms; returns how many arrived. */
-static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
-{
-	double end = now() + ms / 1000.0;
-	int got = 0, idle = 0;
-
-	while (got < n) {
-		int r = ibv_poll_cq(cq, n - got, wc + got);
-
-		if (r < 0)
-			break;
-		got += r;
-		if (r)
-			continue;
-		if (now() > end)
-			break;
-		/* Spin briefly, then leave the (emulated) CPU to the device. */
-		if (++idle > 200)
-			usleep(500);
-	}
-	return got;
 }
 
 static bool expect_wc(struct verdict *v, const char *what, struct ibv_cq *cq,
@@ -1050,10 +818,10 @@ static void victim_main(void)
 		/* Leave the single emulated CPU to the attacker for a while. */
 		usleep(20000);
 	}
-	vic->state[0] = qp_state(&p.a);
-	vic->state[1] = qp_state(&p.b);
-	vic->state[2] = qp_state(&u.a);
-	vic->state[3] = qp_state(&u.b);
+	vic->state[0] = qp_state(p.a.qp);
+	vic->state[1] = qp_state(p.b.qp);
+	vic->state[2] = qp_state(u.a.qp);
+	vic->state[3] = qp_state(u.b.qp);
 	pair_close(&u);
 	if (differs(hp, HP_LEN, HP_SEED) >= 0 && !vic->hp_bad)
 		vic->hp_bad = differs(hp, HP_LEN, HP_SEED) + 1;
@@ -1340,7 +1108,7 @@ static void run_sq_bad(struct ctx *c, const struct tcase *tc, struct verdict *v)
 			.wr_id = 0x600d, .sg_list = &sge, .num_sge = 1,
 			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
 			.wr.ud = { .ah = p.a.ah, .remote_qpn = p.b.qp->qp_num,
-				   .remote_qkey = 0x11111111 },
+				   .remote_qkey = QKEY },
 		}, *bad;
 
 		n = ibv_post_send(p.a.qp, &wr, &bad);
@@ -1365,8 +1133,8 @@ static void run_sq_bad(struct ctx *c, const struct tcase *tc, struct verdict *v)
 		     ", want WR_FLUSH_ERR", ibv_wc_status_str(wc[1].status),
 		     (uint64_t)wc[1].wr_id);
 	}
-	expect_state(v, "requester", &p.a, IBV_QPS_ERR);
-	expect_state(v, "responder", &p.b, s->b_state);
+	expect_state(v, "requester", p.a.qp, IBV_QPS_ERR);
+	expect_state(v, "responder", p.b.qp, s->b_state);
 	if (s->b_want)
 		expect_wc(v, "responder's receive", p.b.cq, s->b_want, 0xbeef,
 			  WAIT_MS);
@@ -1451,8 +1219,8 @@ static void run_rq_bad(struct ctx *c, const struct tcase *tc, struct verdict *v)
 	}
 	expect_wc(v, "sender", p.a.cq, IBV_WC_REM_OP_ERR, 0x5e4d, WAIT_MS);
 	expect_wc(v, "receiver", p.b.cq, want_recv, 0xbad2, WAIT_MS);
-	expect_state(v, "sender", &p.a, IBV_QPS_ERR);
-	expect_state(v, "receiver", &p.b, IBV_QPS_ERR);
+	expect_state(v, "sender", p.a.qp, IBV_QPS_ERR);
+	expect_state(v, "receiver", p.b.qp, IBV_QPS_ERR);
 	if (p.b.srq) {
 		/* Every SRQ-attached QP entering ERR reports its last WQE. */
 		expect_event(v, &c->d, IBV_EVENT_QP_LAST_WQE_REACHED, p.b.qp,
@@ -1521,7 +1289,7 @@ static void run_sq_db(struct ctx *c, const struct tcase *tc, struct verdict *v)
 	for (int i = 0; i < nbad; i++)
 		sq_ring(&p.a, bad[i]);
 	expect_quiet(v, "after the refused doorbells", p.a.cq, QUIET_MS);
-	expect_state(v, "requester", &p.a, IBV_QPS_RTS);
+	expect_state(v, "requester", p.a.qp, IBV_QPS_RTS);
 	off = not_zero(p.b.buf + 4 * KiB, 256);
 	if (off >= 0)
 		fail(v, "data landed before the correct doorbell (byte %zd)", off);
@@ -1532,7 +1300,7 @@ static void run_sq_db(struct ctx *c, const struct tcase *tc, struct verdict *v)
 	if (off >= 0)
 		fail(v, "WRITE data wrong at %zd", off);
 	expect_quiet(v, "after the WRITE", p.a.cq, 300);
-	expect_state(v, "requester", &p.a, IBV_QPS_RTS);
+	expect_state(v, "requester", p.a.qp, IBV_QPS_RTS);
 	expect_no_event(v, &c->d, &p);
 out:
 	pair_close(&p);
@@ -1547,7 +1315,7 @@ static void run_rq_db(struct ctx *c, const struct tcase *tc, struct verdict *v)
 {
 	struct ep_cfg cfg = { .qpt = IBV_QPT_RC, .srq = tc->arg };
 	/* RNR NAKs carry timer 20 (10.24 ms); the sender retries forever. */
-	struct conn cc = conn_default;
+	struct rc_knobs cc = conn_default;
 	struct {
 		struct vrnic_recv_wqe h;
 		struct vrnic_sge sge[1];
@@ -1583,8 +1351,8 @@ static void run_rq_db(struct ctx *c, const struct tcase *tc, struct verdict *v)
 	}
 	expect_quiet(v, "sender, RQ not rung", p.a.cq, QUIET_MS);
 	expect_quiet(v, "receiver, RQ not rung", p.b.cq, 100);
-	expect_state(v, "sender", &p.a, IBV_QPS_RTS);
-	expect_state(v, "receiver", &p.b, IBV_QPS_RTS);
+	expect_state(v, "sender", p.a.qp, IBV_QPS_RTS);
+	expect_state(v, "receiver", p.b.qp, IBV_QPS_RTS);
 	if (srq)
 		db(&c->d, VRNIC_DB_SRQ, srq->srqn, pi);
 	else
@@ -1621,7 +1389,7 @@ static void run_reset_db(struct ctx *c, const struct tcase *tc,
 	ssize_t off;
 
 	if (!ep_open(&c->d, &p.a, &cfg, v) || !ep_open(&c->d, &p.b, &cfg, v) ||
-	    !qp_modify(&p.a, &a, IBV_QP_STATE, "RESET", v))
+	    !qp_modify(p.a.qp, &a, IBV_QP_STATE, "RESET", v))
 		goto out;
 	/* Slot 0 by hand, without telling the provider: it stays at 0. */
 	swqe_init(&w, VRNIC_WQE_OP_RDMA_WRITE, 1);
@@ -1630,7 +1398,7 @@ static void run_reset_db(struct ctx *c, const struct tcase *tc,
 	swqe_remote(&w, (uintptr_t)p.b.buf, p.b.mr->rkey);
 	memcpy(wq_slot(&vq(&p.a)->sq, 0), &w, sizeof(w.h) + sizeof(w.sge[0]));
 	sq_ring(&p.a, 1);
-	if (!qp_to_init(&p.a, v) || !ep_connect(&p.a, &p.b, &conn_default, v) ||
+	if (!qp_to_init(p.a.qp, v) || !ep_connect(&p.a, &p.b, &conn_default, v) ||
 	    !ep_connect(&p.b, &p.a, &conn_default, v))
 		goto out;
 	expect_quiet(v, "in RTS after the doorbell in RESET", p.a.cq, QUIET_MS);
@@ -1710,7 +1478,7 @@ static void run_offsets_db(struct ctx *c, const struct tcase *tc,
 	off = differs(p.b.buf, 4 * KiB, 0x0ff5);
 	if (off >= 0)
 		fail(v, "WRITE data wrong at %zd", off);
-	expect_state(v, "requester", &p.a, IBV_QPS_RTS);
+	expect_state(v, "requester", p.a.qp, IBV_QPS_RTS);
 	expect_no_event(v, &c->d, &p);
 out:
 	pair_close(&p);
@@ -1833,7 +1601,7 @@ out:
 static void run_sweep(struct ctx *c, const struct tcase *tc, struct verdict *v)
 {
 	struct ep_cfg cfg = { .qpt = IBV_QPT_RC, .sge = 16 };
-	struct conn cc = conn_default;
+	struct rc_knobs cc = conn_default;
 	unsigned int count[32] = {};
 	char hist[256] = "";
 	struct pair p;
@@ -1878,11 +1646,11 @@ static void run_sweep(struct ctx *c, const struct tcase *tc, struct verdict *v)
 		}
 		if (wc.wr_id != 0x5eed0000u + s)
 			fail(v, "seed %d: wr_id %#" PRIx64, s, (uint64_t)wc.wr_id);
-		st = qp_state(&p.a);
+		st = qp_state(p.a.qp);
 		if ((wc.status == IBV_WC_SUCCESS) != (st == IBV_QPS_RTS))
 			fail(v, "seed %d (opcode %#x): CQE %s but QP in %s", s,
 			     w.h.opcode, ibv_wc_status_str(wc.status),
-			     state_str(st));
+			     qp_state_str(st));
 		count[wc.status < 32 ? wc.status : 31]++;
 		/* Anything still in the CQs belongs to this seed: drop it. */
 		while (wait_wc(p.a.cq, &wc, 1, 0) || wait_wc(p.b.cq, &wc, 1, 0))
@@ -1996,7 +1764,7 @@ static void run_storm(struct ctx *c, const struct tcase *tc, struct verdict *v)
 		else
 			info(v, "async event %s", event_str(ev.event_type));
 	}
-	info(v, "a's QP in %s", state_str(qp_state(&p.a)));
+	info(v, "a's QP in %s", qp_state_str(qp_state(p.a.qp)));
 	/* Every destroy must still succeed (the command status). */
 	rc = ibv_destroy_qp(p.a.qp);
 	if (rc)
@@ -2397,7 +2165,7 @@ static void final_victim(const char *stalled, struct verdict *v)
 		for (int i = 0; i < 4; i++)
 			if (vic->state[i] != IBV_QPS_RTS)
 				fail(v, "its QP %d in %s", i,
-				     state_str(vic->state[i]));
+				     qp_state_str(vic->state[i]));
 	if (stalled[0])
 		fail(v, "no round completed during:%s", stalled);
 }

@@ -57,22 +57,20 @@
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "kselftest.h"
 #include "common.h"
+#include "ctl.h"
+#include "pattern.h"
+#include "qp.h"
+#include "verdict.h"
 
 #define CTL_PORT	7473
-#define CTL_TIMEOUT_S	240
 #define MTU		1024	/* every QP's path MTU */
 #define KiB		1024u
 #define WAIT_MS		20000	/* a completion that must come */
@@ -118,92 +116,12 @@ enum {
 
 /* ---- small things ------------------------------------------------------- */
 
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static uint64_t mix(uint64_t x)		/* splitmix64 */
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static uint64_t rand64(void)
-{
-	uint64_t r;
-
-	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-		r = mix((uint64_t)(now() * 1e9) ^ getpid());
-	return r;
-}
-
-static uint8_t pat(uint64_t seed, size_t k)
-{
-	return mix(seed ^ (k / 8)) >> (8 * (k % 8));
-}
-
-static void fill(uint8_t *p, size_t len, uint64_t seed)
-{
-	for (size_t k = 0; k < len; k++)
-		p[k] = pat(seed, k);
-}
-
-static ssize_t differs(const uint8_t *p, size_t len, uint64_t seed)
-{
-	for (size_t k = 0; k < len; k++)
-		if (p[k] != pat(seed, k))
-			return k;
-	return -1;
-}
-
 static ssize_t not_byte(const uint8_t *p, size_t len, uint8_t b)
 {
 	for (size_t k = 0; k < len; k++)
 		if (p[k] != b)
 			return k;
 	return -1;
-}
-
-struct verdict {
-	bool ok;
-	char note[480];
-};
-
-static void vnote(struct verdict *v, const char *fmt, va_list ap)
-{
-	size_t n = strlen(v->note);
-
-	if (n && n + 2 < sizeof(v->note)) {
-		strcpy(v->note + n, "; ");
-		n += 2;
-	}
-	if (n < sizeof(v->note))
-		vsnprintf(v->note + n, sizeof(v->note) - n, fmt, ap);
-}
-
-static __printf(2, 3) void fail(struct verdict *v, const char *fmt, ...)
-{
-	va_list ap;
-
-	v->ok = false;
-	va_start(ap, fmt);
-	vnote(v, fmt, ap);
-	va_end(ap);
-}
-
-static __printf(2, 3) void info(struct verdict *v, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vnote(v, fmt, ap);
-	va_end(ap);
 }
 
 /* ---- the node and its control connection ---------------------------------- */
@@ -234,35 +152,6 @@ struct msg {
 	char note[480];
 };
 
-static void ctl_lost(struct node *n, const char *why)
-{
-	if (n->sock < 0)
-		return;
-	ksft_print_msg("control connection lost: %s\n", why);
-	close(n->sock);
-	n->sock = -1;
-}
-
-static bool ctl_io(struct node *n, void *p, size_t len, bool out)
-{
-	char *b = p;
-
-	while (len && n->sock >= 0) {
-		ssize_t r = out ? send(n->sock, b, len, MSG_NOSIGNAL) :
-				  recv(n->sock, b, len, 0);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			ctl_lost(n, r ? strerror(errno) : "closed by the peer");
-			return false;
-		}
-		b += r;
-		len -= r;
-	}
-	return n->sock >= 0;
-}
-
 /* Both sides send, then receive: a meeting point that swaps numbers. */
 static bool xchg(struct node *n, struct msg *out, struct msg *in)
 {
@@ -271,11 +160,11 @@ static bool xchg(struct node *n, struct msg *out, struct msg *in)
 	if (!in)
 		in = &dummy;
 	out->step = ++n->step;
-	if (!ctl_io(n, out, sizeof(*out), true) ||
-	    !ctl_io(n, in, sizeof(*in), false))
+	if (!ctl_io(&n->sock, out, sizeof(*out), true) ||
+	    !ctl_io(&n->sock, in, sizeof(*in), false))
 		return false;
 	if (in->step != n->step) {
-		ctl_lost(n, "the peer is at another step");
+		ctl_lost(&n->sock, "the peer is at another step");
 		return false;
 	}
 	in->note[sizeof(in->note) - 1] = 0;
@@ -301,51 +190,6 @@ static bool agree(struct node *n, bool ok)
 	uint64_t theirs[3] = {};
 
 	return meet(n, ok, 0, 0, theirs) && ok && theirs[0];
-}
-
-static bool ctl_connect(struct node *n)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons(CTL_PORT) };
-	struct timeval tv = { .tv_sec = CTL_TIMEOUT_S };
-	double end = now() + 120;
-	int one = 1, fd = -1;
-
-	if (n->target) {
-		struct pollfd p = { .events = POLLIN };
-
-		p.fd = socket(AF_INET, SOCK_STREAM, 0);
-		setsockopt(p.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(p.fd, (struct sockaddr *)&a, sizeof(a)) ||
-		    listen(p.fd, 1) || poll(&p, 1, 120000) != 1) {
-			ksft_print_msg("nobody connected to port %d\n", CTL_PORT);
-			close(p.fd);
-			return false;
-		}
-		fd = accept(p.fd, NULL, NULL);
-		close(p.fd);
-	} else {
-		a.sin_addr = n->peer_ip;
-		for (;;) {
-			fd = socket(AF_INET, SOCK_STREAM, 0);
-			if (!connect(fd, (struct sockaddr *)&a, sizeof(a)))
-				break;
-			close(fd);
-			fd = -1;
-			if (now() > end)
-				break;
-			usleep(250000);
-		}
-	}
-	if (fd < 0) {
-		ksft_print_msg("control connection to the peer failed\n");
-		return false;
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	n->sock = fd;
-	return true;
 }
 
 /* ---- the forger: RoCEv2 frames by hand ------------------------------------ */
@@ -659,28 +503,6 @@ static uint32_t psns(size_t len)
 	return len ? (len + MTU - 1) / MTU : 1;
 }
 
-static bool qp_modify(struct ep *e, struct ibv_qp_attr *a, int mask,
-		      const char *to, struct verdict *v)
-{
-	int rc = ibv_modify_qp(e->qp, a, mask);
-
-	if (rc)
-		fail(v, "ibv_modify_qp to %s: %s", to, strerror(rc));
-	return !rc;
-}
-
-static void qp_init(struct ep *e, struct verdict *v)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-
-	if (e->qpt == IBV_QPT_RC)
-		a.qp_access_flags |= IBV_ACCESS_REMOTE_READ |
-				     IBV_ACCESS_REMOTE_ATOMIC;
-	qp_modify(e, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-		  IBV_QP_ACCESS_FLAGS, "INIT", v);
-}
-
 /*
  * INIT -> RTR -> RTS towards the peer's QP and GID. RC: retries without
  * end (7) for RNR, a 1 s ACK timeout (so a responder may be down for a
@@ -689,38 +511,14 @@ static void qp_init(struct ep *e, struct verdict *v)
 static void qp_connect(struct node *n, struct ep *e, uint32_t rq_psn,
 		       uint32_t sq_psn, struct verdict *v)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = e->rqpn, .rq_psn = rq_psn,
+	static const struct rc_knobs k = {
+		.timeout = 18, .retry_cnt = 7, .rnr_retry = 7,
+		.min_rnr_timer = 24,
 	};
-	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-		   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	struct ibv_ah_attr ah;
 
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = n->peer_gid;
-	a.ah_attr.grh.sgid_index = n->gidx;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (e->qpt == IBV_QPT_RC) {
-		a.max_dest_rd_atomic = 4;
-		a.min_rnr_timer = 24;
-		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	}
-	if (!qp_modify(e, &a, mask, "RTR", v))
-		return;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (e->qpt == IBV_QPT_RC) {
-		a.timeout = 18;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.max_rd_atomic = 4;
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	qp_modify(e, &a, mask, "RTS", v);
+	roce_ah_attr(&ah, n->peer_gid.raw, n->gidx);
+	qp_to_rts(e->qp, &ah, e->rqpn, rq_psn, sq_psn, &k, v);
 }
 
 /*
@@ -755,7 +553,7 @@ static bool ep_setup_v(struct node *n, struct ep *e, enum ibv_qp_type qpt,
 		meet(n, 0, 0, 0, NULL);
 		return agree(n, false);
 	}
-	qp_init(e, v);
+	qp_to_init(e->qp, v);
 	if (!meet(n, e->qp->qp_num, e->psn, e->mr->rkey, peer) ||
 	    !meet(n, (uintptr_t)e->buf, 0, 0, peer2)) {
 		fail(v, "control connection lost");
@@ -790,28 +588,16 @@ static bool ep_setup(struct node *n, struct ep *e, enum ibv_qp_type qpt,
 	return false;
 }
 
+/*
+ * One work request from e's buffer at off to the peer's at roff (a
+ * FETCH_AND_ADD adds 5), and the PSNs it takes counted in e->next.
+ */
 static int post(struct ep *e, enum ibv_wr_opcode op, size_t off, uint32_t len,
 		uint64_t roff, uint64_t wr_id)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)e->buf + off, .length = len,
-		.lkey = e->mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
-	int rc;
+	int rc = qp_post_one(e->qp, op, e->mr, e->buf + off, len,
+			     e->raddr + roff, e->rkey, 5, wr_id);
 
-	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		wr.wr.atomic.remote_addr = e->raddr + roff;
-		wr.wr.atomic.rkey = e->rkey;
-		wr.wr.atomic.compare_add = 5;
-	} else {
-		wr.wr.rdma.remote_addr = e->raddr + roff;
-		wr.wr.rdma.rkey = e->rkey;
-	}
-	rc = ibv_post_send(e->qp, &wr, &bad);
 	if (!rc)
 		e->next = (e->next + (op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 1 :
 				      psns(len))) & 0xffffff;
@@ -820,35 +606,7 @@ static int post(struct ep *e, enum ibv_wr_opcode op, size_t off, uint32_t len,
 
 static int post_recv(struct ep *e, size_t off, uint32_t len, uint64_t wr_id)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)e->buf + off, .length = len,
-		.lkey = e->mr->lkey,
-	};
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
-
-	return ibv_post_recv(e->qp, &wr, &bad);
-}
-
-static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
-{
-	double end = now() + ms / 1000.0;
-	int got = 0, idle = 0;
-
-	while (got < n) {
-		int r = ibv_poll_cq(cq, n - got, wc + got);
-
-		if (r < 0)
-			break;
-		got += r;
-		if (r)
-			continue;
-		if (now() > end)
-			break;
-		if (++idle > 200)
-			usleep(500);
-	}
-	return got;
+	return qp_post_recv_one(e->qp, e->mr, e->buf + off, len, wr_id);
 }
 
 static bool expect_wc_ms(struct verdict *v, const char *what, struct ep *e,
@@ -902,16 +660,6 @@ static uint64_t expect_quiet(struct verdict *v, const char *what, struct ep *e,
 	if (n)
 		fail(v, "%s: %d completion(s) (wr_id status bytes: %s)", what, n, s);
 	return seen;
-}
-
-static int qp_state(struct ep *e)
-{
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_attr a;
-
-	if (ibv_query_qp(e->qp, &a, IBV_QP_STATE, &ia))
-		return -1;
-	return a.qp_state;
 }
 
 /* ---- results: both nodes print the same lines ----------------------------- */
@@ -1163,8 +911,8 @@ static void case_requests(struct node *n, struct results *r, bool uc)
 			fail(vin, "the honeypot changed at byte %zd (now %#x)", off,
 			     e.buf[HONEY + off]);
 		expect_quiet(vin, "after the last round", &e, 200);
-		if (qp_state(&e) != IBV_QPS_RTS)
-			fail(vreal, "QP in state %d, want RTS", qp_state(&e));
+		if (qp_state(e.qp) != IBV_QPS_RTS)
+			fail(vreal, "QP in state %d, want RTS", qp_state(e.qp));
 		if (!counters_read(n, &b))
 			fail(vctr, "no port counters in sysfs");
 		else
@@ -1290,7 +1038,7 @@ static bool responses_phase(struct node *n, int ph, struct verdict *vp,
 		if (off >= 0)
 			fail(vreal, "warm-up WRITE wrong at %zd", off);
 		/* The responder goes away. */
-		qp_modify(&e, &reset, IBV_QP_STATE, "RESET", vreal);
+		qp_modify(e.qp, &reset, IBV_QP_STATE, "RESET", vreal);
 	}
 	meet(n, 0, 0, 0, NULL);
 
@@ -1344,14 +1092,14 @@ static bool responses_phase(struct node *n, int ph, struct verdict *vp,
 		memcpy(&res, e.buf + ATOMIC_RES, 8);
 		if (res != sentinel)
 			fail(vp, "the FETCH_ADD result changed to %#" PRIx64, res);
-		if (qp_state(&e) != IBV_QPS_RTS)
-			fail(vp, "QP in state %d, want RTS", qp_state(&e));
+		if (qp_state(e.qp) != IBV_QPS_RTS)
+			fail(vp, "QP in state %d, want RTS", qp_state(e.qp));
 	}
 	/* Node 0 comes back only once node 1 has looked. */
 	meet(n, early, 0, 0, peer);
 	if (!n->target) {
 		early = peer[0];
-		qp_init(&e, vreal);
+		qp_to_init(e.qp, vreal);
 		if (post_recv(&e, RECV, KiB, 7))
 			fail(vreal, "ibv_post_recv: %s", strerror(errno));
 		qp_connect(n, &e, p, e.next, vreal);
@@ -1392,9 +1140,9 @@ static bool responses_phase(struct node *n, int ph, struct verdict *vp,
 		if (res != w0)
 			fail(vreal, "phase %d: FETCH_ADD returned %#" PRIx64
 			     ", want %#" PRIx64, ph + 1, res, w0);
-		if (qp_state(&e) != IBV_QPS_RTS)
+		if (qp_state(e.qp) != IBV_QPS_RTS)
 			fail(vreal, "phase %d: QP in state %d, want RTS", ph + 1,
-			     qp_state(&e));
+			     qp_state(e.qp));
 	} else if (expect_wc_ms(vreal, "the receive", &e, IBV_WC_RECV, 7, KiB,
 				early ? 5000 : WAIT_MS)) {
 		off = differs(e.buf + RECV, KiB, 0x5e4d + ph);
@@ -1515,15 +1263,14 @@ static bool setup(struct node *n)
 		ksft_print_msg("no vrnic device\n");
 		return false;
 	}
-	while ((n->gidx = vrnic_ipv4_gid_index(n->ctx)) < 0 && now() < end)
-		usleep(200000);
-	if (n->gidx < 0 || ibv_query_gid(n->ctx, 1, n->gidx, &n->gid)) {
+	n->gidx = vrnic_wait_ipv4_gid(n->ctx, end, &n->gid);
+	if (n->gidx < 0) {
 		ksft_print_msg("no RoCEv2 IPv4 GID\n");
 		return false;
 	}
 	if (!n->target && !forger_open(n))
 		return false;
-	if (!ctl_connect(n))
+	if (!ctl_connect(&n->sock, n->target, n->peer_ip, CTL_PORT, "nobody"))
 		return false;
 	memcpy(&out.val[0], n->gid.raw, 16);
 	memcpy(&out.val[2], n->mac, 6);
@@ -1531,7 +1278,7 @@ static bool setup(struct node *n)
 	if (!xchg(n, &out, &in))
 		return false;
 	if (in.val[3] != NCASES) {
-		ctl_lost(n, "the peer runs another list of cases");
+		ctl_lost(&n->sock, "the peer runs another list of cases");
 		return false;
 	}
 	memcpy(n->peer_gid.raw, &in.val[0], 16);
@@ -1593,9 +1340,6 @@ int main(int argc, char **argv)
 		close(n.sock);
 	if (n.raw >= 0)
 		close(n.raw);
-	if (n.pd)
-		ibv_dealloc_pd(n.pd);
-	if (n.ctx)
-		ibv_close_device(n.ctx);
+	vrnic_close(n.ctx, n.pd);
 	ksft_finished();
 }

@@ -64,28 +64,24 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
-#include <sys/random.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "kselftest.h"
 #include "common.h"
+#include "ctl.h"
+#include "qp.h"
+#include "verdict.h"
 
 #define CTL_PORT	7472
-#define CTL_TIMEOUT_S	240	/* longer than any single wait below */
 #define MTU		1024	/* every QP's path MTU (IBV_MTU_1024) */
 #define MiB		(1024ul * 1024)
 #define GUARD		64	/* bytes of GUARD_BYTE around every piece */
 #define GUARD_BYTE	0xa5
 #define GRH_LEN		40
-#define QKEY		0x11111111u
 #define BAD_QKEY	0x22222222u	/* MSB clear: not "the QP's own Q_Key" */
 /* The same MR index with another key byte (vrnic: index 31:8, key 7:0). */
 #define KEY_FLIP	0x80u
@@ -123,7 +119,6 @@ enum { F_SGE3 = 1, F_INLINE = 2 };
 enum bad { BAD_NONE, BAD_RKEY, BAD_ACCESS, BAD_BOUNDS, BAD_LONG, BAD_LKEY };
 
 struct ctx;
-struct verdict;
 struct tcase {
 	const char *label;	/* NULL: "<QP type> <op> <size>" */
 	void (*run)(struct ctx *c, const struct tcase *tc, struct verdict *v);
@@ -238,44 +233,7 @@ static const char *case_name(const struct tcase *tc, char *buf, size_t n)
 	return buf;
 }
 
-/* ---- verdicts and the control connection -------------------------------- */
-
-struct verdict {
-	bool ok;
-	char note[480];
-};
-
-static void vnote(struct verdict *v, const char *fmt, va_list ap)
-{
-	size_t n = strlen(v->note);
-
-	if (n && n + 2 < sizeof(v->note)) {
-		strcpy(v->note + n, "; ");
-		n += 2;
-	}
-	vsnprintf(v->note + n, sizeof(v->note) - n, fmt, ap);
-}
-
-/* Fails the case (on this side) with a reason. */
-static __printf(2, 3) void fail(struct verdict *v, const char *fmt, ...)
-{
-	va_list ap;
-
-	v->ok = false;
-	va_start(ap, fmt);
-	vnote(v, fmt, ap);
-	va_end(ap);
-}
-
-/* A remark that does not fail the case. */
-static __printf(2, 3) void info(struct verdict *v, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vnote(v, fmt, ap);
-	va_end(ap);
-}
+/* ---- the control connection -------------------------------------------- */
 
 enum msg_kind { MSG_HELLO = 1, MSG_INFO, MSG_STEP, MSG_RESULT };
 
@@ -309,75 +267,29 @@ struct ctx {
 	bool have_peer_result;	/* ... once read */
 };
 
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /* Completion deadline for a message of len bytes: 10 s + 2.5 MB/s. */
 static int op_ms(size_t len)
 {
 	return 10000 + len / 2500;
 }
 
-static uint64_t rand64(void)
-{
-	uint64_t r;
-
-	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-		r = (uint64_t)now() ^ getpid();
-	return r;
-}
-
-static void ctl_lost(struct ctx *c, const char *why)
-{
-	if (c->sock < 0)
-		return;
-	ksft_print_msg("control connection lost: %s\n", why);
-	close(c->sock);
-	c->sock = -1;
-}
-
-static bool ctl_io(struct ctx *c, void *p, size_t len, bool out)
-{
-	char *b = p;
-
-	while (len && c->sock >= 0) {
-		ssize_t n = out ? send(c->sock, b, len, MSG_NOSIGNAL) :
-				  recv(c->sock, b, len, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ctl_lost(c, n ? strerror(errno) : "closed by the peer");
-			return false;
-		}
-		b += n;
-		len -= n;
-	}
-	return c->sock >= 0;
-}
-
 static bool ctl_send(struct ctx *c, struct msg *m, enum msg_kind kind)
 {
 	m->kind = kind;
 	m->case_no = c->case_no;
-	return ctl_io(c, m, sizeof(*m), true);
+	return ctl_io(&c->sock, m, sizeof(*m), true);
 }
 
 static bool ctl_recv(struct ctx *c, struct msg *m, enum msg_kind kind)
 {
 	char why[96];
 
-	if (!ctl_io(c, m, sizeof(*m), false))
+	if (!ctl_io(&c->sock, m, sizeof(*m), false))
 		return false;
 	if (m->kind != kind || m->case_no != c->case_no) {
 		snprintf(why, sizeof(why), "got message %u of case %u, want %u of case %u",
 			 m->kind, m->case_no, kind, c->case_no);
-		ctl_lost(c, why);
+		ctl_lost(&c->sock, why);
 		return false;
 	}
 	m->note[sizeof(m->note) - 1] = 0;
@@ -468,14 +380,6 @@ static void finish(struct ctx *c, const char *name, struct verdict *v)
 }
 
 /* ---- data: a pattern any byte of which can be computed on its own ------- */
-
-static uint64_t mix(uint64_t x)		/* splitmix64 */
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
 
 /* Byte k of the message with this seed. */
 static uint8_t pat(uint64_t seed, size_t k)
@@ -649,34 +553,6 @@ struct ep_cfg {
 #define ALL_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
-static bool qp_modify(struct ep *e, struct ibv_qp_attr *a, int mask,
-		      const char *to, struct verdict *v)
-{
-	int rc = ibv_modify_qp(e->qp, a, mask);
-
-	if (rc)
-		fail(v, "ibv_modify_qp to %s: %s", to, strerror(rc));
-	return !rc;
-}
-
-static bool qp_init(struct ep *e, struct verdict *v)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-
-	if (e->qpt == IBV_QPT_UD) {
-		a.qkey = QKEY;
-		mask |= IBV_QP_QKEY;
-	} else {
-		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-		if (e->qpt == IBV_QPT_RC)
-			a.qp_access_flags |= IBV_ACCESS_REMOTE_READ |
-					     IBV_ACCESS_REMOTE_ATOMIC;
-		mask |= IBV_QP_ACCESS_FLAGS;
-	}
-	return qp_modify(e, &a, mask, "INIT", v);
-}
-
 /* CQs, QP (in INIT), buffer full of guard bytes, MR. */
 static bool ep_open(struct ctx *c, struct ep *e, const struct ep_cfg *cfg,
 		    struct verdict *v)
@@ -698,17 +574,9 @@ static bool ep_open(struct ctx *c, struct ep *e, const struct ep_cfg *cfg,
 		return false;
 	}
 	if (cfg->srq) {
-		struct ibv_srq_init_attr sa = {
-			.attr = { .max_wr = 16, .max_sge = 1 },
-		};
-
-		e->srq = ibv_create_srq(c->pd, &sa);
-		if (!e->srq) {
-			fail(v, "ibv_create_srq: %s", strerror(errno));
+		e->srq = srq_for_qp(c->pd, &ia, v);
+		if (!e->srq)
 			return false;
-		}
-		ia.srq = e->srq;
-		ia.cap.max_recv_wr = ia.cap.max_recv_sge = 0;
 	}
 	ia.send_cq = e->scq;
 	ia.recv_cq = e->rcq;
@@ -737,7 +605,7 @@ static bool ep_open(struct ctx *c, struct ep *e, const struct ep_cfg *cfg,
 		fail(v, "ibv_reg_mr %zu bytes: %s", e->size, strerror(errno));
 		return false;
 	}
-	return qp_init(e, v);
+	return qp_to_init(e->qp, v);
 }
 
 static void ep_close(struct ep *e)
@@ -758,59 +626,21 @@ static void ep_close(struct ep *e)
 		ibv_destroy_cq(e->rcq);
 }
 
-/* The address vector to the peer: RoCEv2, from its GID. */
-static void peer_ah_attr(struct ctx *c, const struct msg *peer,
-			 struct ibv_ah_attr *ah)
-{
-	memset(ah, 0, sizeof(*ah));
-	ah->is_global = 1;
-	memcpy(ah->grh.dgid.raw, peer->gid, 16);
-	ah->grh.sgid_index = c->gid_index;
-	ah->grh.hop_limit = 64;
-	ah->port_num = 1;
-}
-
 /* INIT -> RTR -> RTS towards the peer's QP (UD: and an AH to it). */
 static bool qp_connect(struct ctx *c, struct ep *e, const struct msg *peer,
 		       struct verdict *v)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
-	int mask = IBV_QP_STATE;
+	/* 4.096 us << 18 = 1 s (default): slack for a slow emulated peer. */
+	const struct rc_knobs k = {
+		.timeout = qp_timeout, .retry_cnt = 7, .rnr_retry = 7,
+		.min_rnr_timer = 12,
+	};
+	struct ibv_ah_attr ah;
 
-	if (e->qpt != IBV_QPT_UD) {
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = peer->qpn;
-		a.rq_psn = peer->psn;
-		peer_ah_attr(c, peer, &a.ah_attr);
-		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			IBV_QP_RQ_PSN;
-		if (e->qpt == IBV_QPT_RC) {
-			a.max_dest_rd_atomic = 4;
-			a.min_rnr_timer = 12;
-			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-		}
-	}
-	if (!qp_modify(e, &a, mask, "RTR", v))
-		return false;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = e->psn;
-	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (e->qpt == IBV_QPT_RC) {
-		/* 4.096 us << 18 = 1 s (default): slack for a slow emulated peer. */
-		a.timeout = qp_timeout;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.max_rd_atomic = 4;
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	if (!qp_modify(e, &a, mask, "RTS", v))
+	roce_ah_attr(&ah, peer->gid, c->gid_index);
+	if (!qp_to_rts(e->qp, &ah, peer->qpn, peer->psn, e->psn, &k, v))
 		return false;
 	if (e->qpt == IBV_QPT_UD) {
-		struct ibv_ah_attr ah;
-
-		peer_ah_attr(c, peer, &ah);
 		e->ah = ibv_create_ah(c->pd, &ah);
 		if (!e->ah) {
 			fail(v, "ibv_create_ah: %s", strerror(errno));
@@ -874,6 +704,12 @@ static bool post_recv(struct ep *e, const struct layout *l, uint64_t wr_id,
 	return !rc;
 }
 
+/* wait_wc_until's give_up: the requester has reported failure. */
+static bool requester_gone(void *c)
+{
+	return requester_failed(c);
+}
+
 /*
  * Up to n completions from cq within ms. The responder passes watch while
  * the requester's next message is its RESULT, to stop waiting as soon as
@@ -882,27 +718,8 @@ static bool post_recv(struct ep *e, const struct layout *l, uint64_t wr_id,
 static int wait_cqes(struct ctx *c, struct ibv_cq *cq, struct ibv_wc *wc,
 		     int n, int ms, bool watch)
 {
-	double end = now() + ms / 1000.0;
-	int got = 0, idle = 0;
-
-	while (got < n) {
-		int r = ibv_poll_cq(cq, n - got, wc + got);
-
-		if (r < 0)
-			break;
-		got += r;
-		if (r)
-			continue;
-		if (now() > end)
-			break;
-		/* Spin briefly, then leave the (emulated) CPU to the device. */
-		if (++idle > 1000) {
-			usleep(500);
-			if (watch && requester_failed(c))
-				break;
-		}
-	}
-	return got;
+	return wait_wc_until(cq, wc, n, ms, 1000,
+			     watch ? requester_gone : NULL, c);
 }
 
 /*
@@ -1000,30 +817,6 @@ static bool send_wr(struct ep *e, struct ibv_send_wr *wr, struct verdict *v)
 	if (rc)
 		fail(v, "ibv_post_send: %s", strerror(rc));
 	return !rc;
-}
-
-static enum ibv_qp_state qp_state(struct ep *e)
-{
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_attr a;
-
-	if (ibv_query_qp(e->qp, &a, IBV_QP_STATE, &ia))
-		return -1;
-	return a.qp_state;
-}
-
-static bool expect_state(struct verdict *v, const char *who, struct ep *e,
-			 enum ibv_qp_state want)
-{
-	static const char *const name[] = { "RESET", "INIT", "RTR", "RTS",
-					    "SQD", "SQE", "ERR" };
-	enum ibv_qp_state s = qp_state(e);
-
-	if (s == want)
-		return true;
-	fail(v, "%s QP state %s, want %s", who,
-	     s <= IBV_QPS_ERR ? name[s] : "?", name[want]);
-	return false;
 }
 
 /* ---- RC/UC: SEND, WRITE, READ at every size ----------------------------- */
@@ -1609,7 +1402,7 @@ static void err_requester(struct ctx *c, const struct tcase *tc, struct ep *e,
 		check_wc(v, "the WRITE after it", &wc[1],
 			 fails ? IBV_WC_WR_FLUSH_ERR : IBV_WC_SUCCESS,
 			 IBV_WC_RDMA_WRITE, 2);
-	expect_state(v, "requester", e, fails ? IBV_QPS_ERR : IBV_QPS_RTS);
+	expect_state(v, "requester", e->qp, fails ? IBV_QPS_ERR : IBV_QPS_RTS);
 	/* Nothing came back into the local buffer (READ: no data). */
 	check_layout(v, "local buffer", e->buf, l, l->len[0], seed);
 }
@@ -1633,7 +1426,7 @@ static void err_responder(struct ctx *c, const struct tcase *tc, struct ep *e,
 			else
 				check_wc(v, "second receive", &wc[1],
 					 IBV_WC_WR_FLUSH_ERR, -1, 2);
-			expect_state(v, "responder", e, IBV_QPS_ERR);
+			expect_state(v, "responder", e->qp, IBV_QPS_ERR);
 		}
 	}
 	if (!await_requester(c) || !c->peer_result.ok)
@@ -1642,7 +1435,7 @@ static void err_responder(struct ctx *c, const struct tcase *tc, struct ep *e,
 		return;		/* the receive buffer's contents are undefined */
 	if (tc->bad == BAD_LKEY) {
 		expect_no_cqe(v, "receive CQ", e->rcq, 300);
-		expect_state(v, "responder", e, IBV_QPS_RTS);
+		expect_state(v, "responder", e->qp, IBV_QPS_RTS);
 	}
 	/* Untouched, but for the 8-byte WRITE that follows a success. */
 	if (tc->status == IBV_WC_SUCCESS)
@@ -2487,10 +2280,8 @@ static bool setup_device(struct ctx *c)
 		ksft_print_msg("ibv_alloc_pd/ibv_query_device failed\n");
 		return false;
 	}
-	/* The IPv4 GID appears once the address is up. */
-	while ((c->gid_index = vrnic_ipv4_gid_index(c->dev)) < 0 && now() < end)
-		usleep(200000);
-	if (c->gid_index < 0 || ibv_query_gid(c->dev, 1, c->gid_index, &c->gid)) {
+	c->gid_index = vrnic_wait_ipv4_gid(c->dev, end, &c->gid);
+	if (c->gid_index < 0) {
 		ksft_print_msg("no RoCEv2 IPv4 GID on port 1\n");
 		return false;
 	}
@@ -2498,52 +2289,6 @@ static bool setup_device(struct ctx *c)
 	ksft_print_msg("%s, GID index %d, atomic_cap %d, inline cap %u bytes\n",
 		       ibv_get_device_name(c->dev->device), c->gid_index,
 		       c->attr.atomic_cap, c->max_inline);
-	return true;
-}
-
-/* Node 1 listens, node 0 connects (retrying for 120 s). */
-static bool ctl_connect(struct ctx *c)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(CTL_PORT) };
-	struct timeval tv = { .tv_sec = CTL_TIMEOUT_S };
-	double end = now() + 120;
-	int one = 1, fd;
-
-	if (c->server) {
-		struct pollfd p = { .events = POLLIN };
-
-		p.fd = socket(AF_INET, SOCK_STREAM, 0);
-		setsockopt(p.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(p.fd, (struct sockaddr *)&a, sizeof(a)) ||
-		    listen(p.fd, 1) || poll(&p, 1, 120000) != 1) {
-			ksft_print_msg("no requester connected to port %d\n",
-				       CTL_PORT);
-			close(p.fd);
-			return false;
-		}
-		fd = accept(p.fd, NULL, NULL);
-		close(p.fd);
-	} else {
-		a.sin_addr = c->peer_ip;
-		for (;;) {
-			fd = socket(AF_INET, SOCK_STREAM, 0);
-			if (!connect(fd, (struct sockaddr *)&a, sizeof(a)))
-				break;
-			close(fd);
-			fd = -1;
-			if (now() > end)
-				break;
-			usleep(250000);
-		}
-	}
-	if (fd < 0) {
-		ksft_print_msg("control connection to the peer failed\n");
-		return false;
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	c->sock = fd;
 	return true;
 }
 
@@ -2624,7 +2369,9 @@ int main(int argc, char **argv)
 	ksft_print_msg("node %s: %s\n", node ? node : "?",
 		       c.server ? "responder (server)" : "requester (client)");
 
-	ready = setup_device(&c) && ctl_connect(&c);
+	ready = setup_device(&c) &&
+		ctl_connect(&c.sock, c.server, c.peer_ip, CTL_PORT,
+			    "no requester");
 	if (ready) {
 		/* Both sides must walk the same list. */
 		struct msg me = { .seed = fingerprint, .ok = nsel }, peer;
@@ -2632,7 +2379,7 @@ int main(int argc, char **argv)
 		c.case_no = UINT32_MAX;
 		ready = ctl_xchg(&c, &me, &peer, MSG_HELLO);
 		if (ready && peer.seed != fingerprint) {
-			ctl_lost(&c, "the peer runs another list of cases");
+			ctl_lost(&c.sock, "the peer runs another list of cases");
 			ready = false;
 		}
 	}
@@ -2655,9 +2402,6 @@ int main(int argc, char **argv)
 	}
 	if (c.sock >= 0)
 		close(c.sock);
-	if (c.pd)
-		ibv_dealloc_pd(c.pd);
-	if (c.dev)
-		ibv_close_device(c.dev);
+	vrnic_close(c.dev, c.pd);
 	ksft_finished();
 }
