@@ -53,6 +53,18 @@ vectors=${VRNIC_VECTORS:-$VRNIC_TOP/../shared/vectors}
 } >"$out/unit-icrc_check.tap"
 python3 "$VRNIC_TOP/tools/tap-summary.py" "$out"/unit-*.tap | sed '$d'
 
+# The fuzz targets over their checked-in corpora (and the oracles' own
+# test): any crash, sanitizer report or oracle failure fails it
+# (Documentation/fuzzing.rst), about a second.
+step "fuzz regression (device core, libFuzzer targets)"
+{
+	echo "# selftest: unit/fuzz_regress"
+	"$VRNIC_TOP/qemu-device/fuzz/run.sh" regress "$VRNIC_TOP/build/fuzz" 0 \
+		fuzz_admin fuzz_wqe fuzz_rx 2>&1
+	echo "# selftest-exit: unit/fuzz_regress $?"
+} >"$out/fuzz-regress.tap"
+python3 "$VRNIC_TOP/tools/tap-summary.py" "$out/fuzz-regress.tap" | sed '$d'
+
 # QEMU's own tests of the device: vrnic's libqos qtests in qos-test
 # (Documentation/qtest.rst), each in its own process, about 10 s.
 step "QEMU qtests (qos-test)"

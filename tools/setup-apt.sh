@@ -103,6 +103,8 @@ PKGS=(
 	rdmacm-utils perftest python3-pyverbs
 	# provider build
 	cmake dpkg-dev
+	# fuzzing the device core (make fuzz): clang's libFuzzer and sanitizer runtimes
+	clang libclang-rt-14-dev
 )
 BPO_PKGS=(meson python3-pycotap)
 
