@@ -237,6 +237,7 @@ typedef struct VrnicCore {
     bool timer_fired;       /* expired: handled in the queue bottom half */
     uint16_t ip_id;         /* IPv4 identification of RoCEv2 frames */
     uint32_t ooo_held;      /* RC packets held past gaps, all QPs */
+    int64_t ooo_age_at;     /* none of them ages out before this */
 
     VrnicCounters stats;
 } VrnicCore;

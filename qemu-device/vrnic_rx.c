@@ -690,20 +690,36 @@ void vrnic_rx_held_clear(VrnicXport *x)
     }
 }
 
+/*
+ * Drop what was held for VRNIC_OOO_MAX_AGE_NS. Every timer of the device
+ * ends up here, so the slots are only scanned once something may have
+ * aged out (ooo_age_at), not on each retransmit or delay timer.
+ */
 void vrnic_rx_held_age(VrnicCore *core, int64_t now)
 {
     int64_t next = INT64_MAX;
+    uint32_t dev_left = core->ooo_held;
 
-    for (uint32_t qpn = 1; core->ooo_held && qpn <= core->cfg.max_qp + 1;
-         qpn++) {
+    if (!dev_left) {
+        return;
+    }
+    if (now < core->ooo_age_at) {
+        /* A firing clears every deadline: this one stays. */
+        vrnic_core_timer_arm(core, core->ooo_age_at);
+        return;
+    }
+    for (uint32_t qpn = 1; dev_left && qpn <= core->cfg.max_qp + 1; qpn++) {
         VrnicXport *x = core->obj.qps[qpn].x;
+        uint32_t left = x ? x->nheld : 0;
 
-        for (unsigned i = 0; x && x->nheld && i < VRNIC_OOO_SLOTS; i++) {
+        for (unsigned i = 0; left && i < VRNIC_OOO_SLOTS; i++) {
             VrnicHeld *h = x->held[i];
 
             if (!h) {
                 continue;
             }
+            left--;
+            dev_left--;
             if (now - h->since >= VRNIC_OOO_MAX_AGE_NS) {
                 trace_vrnic_rx_drop(qpn, h->pkt.hdr.bth.psn,
                                     "held past a gap too long");
@@ -714,6 +730,7 @@ void vrnic_rx_held_age(VrnicCore *core, int64_t now)
             }
         }
     }
+    core->ooo_age_at = next;
     if (next != INT64_MAX) {
         vrnic_core_timer_arm(core, next);
     }
@@ -775,6 +792,8 @@ static bool vrnic_rx_hold(VrnicCore *core, VrnicQp *qp, const uint8_t *frame,
     x->held[i] = h;
     x->nheld++;
     (*x->dev_held)++;
+    core->ooo_age_at = MIN(core->ooo_age_at,
+                           h->since + VRNIC_OOO_MAX_AGE_NS);
     vrnic_core_timer_arm(core, h->since + VRNIC_OOO_MAX_AGE_NS);
     return true;
 }
