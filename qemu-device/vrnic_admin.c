@@ -108,6 +108,8 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
         return vrnic_mw_alloc(core, (const void *)raw, result);
     case VRNIC_AQ_OP_DEALLOC_MW:
         return vrnic_mw_dealloc(core, (const void *)raw);
+    case VRNIC_AQ_OP_ALLOC_MR:
+        return vrnic_frmr_alloc(core, (const void *)raw, result);
     case VRNIC_AQ_OP_CREATE_CQ:
         return vrnic_cq_create(core, (const void *)raw, result);
     case VRNIC_AQ_OP_RESIZE_CQ:

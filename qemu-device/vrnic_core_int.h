@@ -42,6 +42,11 @@
 /* Largest MR (and queue memory) the translation engine addresses: 2^40. */
 #define VRNIC_MAX_MR_SIZE   (1ull << 40)
 
+/* The rights that make a key an R_Key. */
+#define VRNIC_ACCESS_REMOTE \
+    (VRNIC_ACCESS_REMOTE_READ | VRNIC_ACCESS_REMOTE_WRITE | \
+     VRNIC_ACCESS_REMOTE_ATOMIC)
+
 static inline bool vrnic_all_zero(const void *p, size_t len)
 {
     const uint8_t *b = p;
@@ -154,6 +159,9 @@ uint8_t vrnic_mr_rereg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
                        uint64_t *result);
 uint8_t vrnic_mr_dereg(VrnicCore *core, const struct vrnic_aq_destroy *c);
 uint8_t vrnic_mr_query(VrnicCore *core, const struct vrnic_aq_query_mr *c);
+uint32_t vrnic_mr_key(const VrnicCore *core, const VrnicMr *mr);
+/* REG_MR's access rules: an AQ status, OK if access may be granted. */
+uint8_t vrnic_mr_check_access(uint32_t access, bool dma);
 
 typedef enum VrnicMrCheck {
     VRNIC_MR_OK,
@@ -178,6 +186,16 @@ bool vrnic_mw_bind(VrnicCore *core, uint32_t qpn, const VrnicQp *qp,
 bool vrnic_mw_invalidate(VrnicCore *core, uint32_t qpn, uint32_t pdn,
                          uint32_t key, bool remote);
 void vrnic_mw_qp_destroyed(VrnicCore *core, uint32_t qpn);
+
+/* vrnic_frmr.c: fast-registration MRs, and invalidation of every key. */
+uint8_t vrnic_frmr_alloc(VrnicCore *core, const struct vrnic_aq_alloc_mr *c,
+                         uint64_t *result);
+void vrnic_frmr_free(VrnicMr *mr);
+bool vrnic_frmr_register(VrnicCore *core, uint32_t qpn, const VrnicQp *qp,
+                         const struct vrnic_reg_mr_wqe *w, uint8_t *status,
+                         const char **why);
+bool vrnic_key_invalidate(VrnicCore *core, uint32_t qpn, uint32_t pdn,
+                          uint32_t key, bool remote);
 VrnicMrCheck vrnic_rkey_check(VrnicCore *core, uint32_t rkey, uint32_t qpn,
                               uint32_t pdn, uint32_t access, uint64_t addr,
                               uint64_t len, VrnicMr **out);

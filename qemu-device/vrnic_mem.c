@@ -13,7 +13,9 @@
  * Table pages and table entries are read from guest memory on every access:
  * the device caches nothing, so a driver that rewrites its tables changes the
  * translation at once, and a bad entry (unaligned page or table address,
- * unreadable table) fails that one access - never the device.
+ * unreadable table) fails that one access - never the device. A
+ * fast-registration MR translates through the page list REG_MR copied into
+ * the device (list), checked when it was copied.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -109,7 +111,9 @@ bool vrnic_mem_page(VrnicCore *core, const VrnicMem *m, uint64_t idx,
     if (m->dma || idx >= m->npages) {
         return false;
     }
-    if (m->levels == 0) {
+    if (m->list) {
+        addr = m->list[idx];
+    } else if (m->levels == 0) {
         addr = m->pages[idx];
     } else {
         addr = m->pages[0];

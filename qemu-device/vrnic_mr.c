@@ -33,11 +33,8 @@
 
 #define VRNIC_ACCESS_NEEDS_LOCAL_WRITE \
     (VRNIC_ACCESS_REMOTE_WRITE | VRNIC_ACCESS_REMOTE_ATOMIC)
-#define VRNIC_ACCESS_REMOTE \
-    (VRNIC_ACCESS_REMOTE_READ | VRNIC_ACCESS_REMOTE_WRITE | \
-     VRNIC_ACCESS_REMOTE_ATOMIC)
 
-static uint32_t vrnic_mr_key(const VrnicCore *core, const VrnicMr *mr)
+uint32_t vrnic_mr_key(const VrnicCore *core, const VrnicMr *mr)
 {
     uint32_t index = mr - core->obj.mrs;
 
@@ -89,7 +86,7 @@ uint8_t vrnic_pd_dealloc(VrnicCore *core, const struct vrnic_aq_destroy *c)
     return VRNIC_AQ_STS_OK;
 }
 
-static uint8_t vrnic_mr_check_access(uint32_t access, bool dma)
+uint8_t vrnic_mr_check_access(uint32_t access, bool dma)
 {
     if (access & ~VRNIC_ACCESS_ALL) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "access bits", access);
@@ -237,7 +234,7 @@ VrnicMr *vrnic_mr_lookup(VrnicCore *core, uint32_t key)
     if (!mr->live || mr->mw || mr->key_byte != (key & VRNIC_KEY_BYTE_MASK)) {
         return NULL;    /* windows are R_Keys only: vrnic_rkey_check() */
     }
-    return mr;
+    return mr->frmr && !mr->valid ? NULL : mr;
 }
 
 uint8_t vrnic_mr_rereg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
@@ -260,6 +257,10 @@ uint8_t vrnic_mr_rereg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     }
     if (!mr) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "key", key);
+    }
+    if (mr->frmr) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD,
+                            "rereg of a fast-registration MR", key);
     }
     if (mr->mw_refs) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_STATE, "windows bound",
@@ -303,10 +304,26 @@ uint8_t vrnic_mr_rereg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     return VRNIC_AQ_STS_OK;
 }
 
+/*
+ * A fast-registration MR by its index alone (valid or not, any key byte:
+ * REG_MR changes it); any other MR by its current key.
+ */
+static VrnicMr *vrnic_mr_for_dereg(VrnicCore *core, uint32_t key)
+{
+    uint32_t index = VRNIC_FIELD_GET(VRNIC_KEY_INDEX_MASK, key);
+    VrnicMr *mr;
+
+    if (index == 0 || index > core->cfg.max_mr) {
+        return NULL;
+    }
+    mr = &core->obj.mrs[index];
+    return mr->live && mr->frmr ? mr : vrnic_mr_lookup(core, key);
+}
+
 uint8_t vrnic_mr_dereg(VrnicCore *core, const struct vrnic_aq_destroy *c)
 {
     uint32_t key = le32_to_cpu(c->handle);
-    VrnicMr *mr = vrnic_mr_lookup(core, key);
+    VrnicMr *mr = vrnic_mr_for_dereg(core, key);
 
     if (!VRNIC_RSVD_ZERO(c->rsvd0)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
@@ -319,6 +336,7 @@ uint8_t vrnic_mr_dereg(VrnicCore *core, const struct vrnic_aq_destroy *c)
                             mr->mw_refs);
     }
     core->obj.pds[mr->pdn].refs--;
+    vrnic_frmr_free(mr);
     memset(mr, 0, sizeof(*mr));
     core->obj.n_mrs--;
     trace_vrnic_mr_dereg(key);

@@ -35,6 +35,9 @@ void vrnic_obj_reset(VrnicCore *core)
         return;
     }
     memset(o->pds, 0, sizeof(*o->pds) * (cfg->max_pd + 1));
+    for (uint32_t i = 0; i <= cfg->max_mr; i++) {
+        vrnic_frmr_free(&o->mrs[i]);
+    }
     memset(o->mrs, 0, sizeof(*o->mrs) * (cfg->max_mr + 1));
     memset(o->cqs, 0, sizeof(*o->cqs) * (cfg->max_cq + 1));
     for (uint32_t qpn = 0; qpn < cfg->max_qp + 2; qpn++) {
@@ -54,6 +57,11 @@ void vrnic_obj_uninit(VrnicCore *core)
     VrnicObjects *o = &core->obj;
 
     g_free(o->pds);
+    if (o->mrs) {
+        for (uint32_t i = 0; i <= core->cfg.max_mr; i++) {
+            vrnic_frmr_free(&o->mrs[i]);
+        }
+    }
     g_free(o->mrs);
     g_free(o->cqs);
     if (o->qps) {

@@ -33,6 +33,7 @@ typedef struct VrnicMem {
     bool devmem;            /* device memory at devmem_offset, not guest */
     uint64_t devmem_offset;
     uint64_t pages[VRNIC_MEM_INLINE_PAGES];
+    const uint64_t *list;   /* fast registration: the device's own copy */
 } VrnicMem;
 
 typedef struct VrnicPd {
@@ -44,7 +45,9 @@ typedef struct VrnicPd {
 /*
  * An MR, or a memory window (mw): both live in the one key table. A bound
  * window's mem holds only its range (iova, length): accesses translate
- * through the parent MR at the same addresses.
+ * through the parent MR at the same addresses. A fast-registration MR
+ * (frmr, vrnic_frmr.c) owns frmr_pages, room for frmr_max page addresses;
+ * while not valid it has no mapping and no key of it works.
  */
 typedef struct VrnicMr {
     bool live;
@@ -59,6 +62,10 @@ typedef struct VrnicMr {
     bool bound;         /* window: bound to MR index parent */
     uint32_t parent;
     uint32_t bound_qpn; /* type 2 window: the QP that bound it */
+    bool frmr;
+    bool valid;         /* frmr: a REG_MR installed mem, no invalidation yet */
+    uint32_t frmr_max;
+    uint64_t *frmr_pages;
 } VrnicMr;
 
 /* Completion event queue: kernel memory, contiguous, eqn = vector - 1. */

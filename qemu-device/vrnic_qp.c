@@ -229,6 +229,8 @@ uint8_t vrnic_cqe_opcode(uint8_t wqe_opcode)
         return VRNIC_CQE_OP_BIND_MW;
     case VRNIC_WQE_OP_LOCAL_INV:
         return VRNIC_CQE_OP_LOCAL_INV;
+    case VRNIC_WQE_OP_REG_MR:
+        return VRNIC_CQE_OP_REG_MR;
     default:
         /* SEND, SEND_IMM, SEND_INV; garbage flushes as SEND too. */
         return VRNIC_CQE_OP_SEND;

@@ -1098,11 +1098,11 @@ static void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                 e.flags |= VRNIC_CQE_FLAG_SOLICITED;
             }
             if (oi->hdrs & VRNIC_HDR_IETH) {
-                /* Only a type 2 window bound through this QP can be
-                 * invalidated (MRs cannot): anything else is an invalid
-                 * request, as rdma_rxe treats a user MR. */
-                if (!vrnic_mw_invalidate(core, qpn, qp->pdn,
-                                         pkt->hdr.ieth_rkey, true)) {
+                /* A valid fast-registration MR with a remote right, or a
+                 * type 2 window bound through this QP: anything else is
+                 * an invalid request, as rdma_rxe treats a user MR. */
+                if (!vrnic_key_invalidate(core, qpn, qp->pdn,
+                                          pkt->hdr.ieth_rkey, true)) {
                     vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ,
                                   VRNIC_WC_REM_INV_REQ_ERR, "SEND_INV R_Key");
                     return;

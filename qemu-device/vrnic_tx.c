@@ -814,16 +814,23 @@ static void vrnic_tx_complete(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
 
 /* ---- starting a WQE ------------------------------------------------------ */
 
+/* Operations on the key table, executed as the SQ reaches them. */
+static bool vrnic_op_is_local(uint8_t op)
+{
+    return op == VRNIC_WQE_OP_BIND_MW || op == VRNIC_WQE_OP_LOCAL_INV ||
+           op == VRNIC_WQE_OP_REG_MR;
+}
+
 static bool vrnic_tx_op_ok(uint8_t type, uint8_t op)
 {
     switch (type) {
     case VRNIC_QP_TYPE_RC:
-        return op <= VRNIC_WQE_OP_LOCAL_INV;
+        return op <= VRNIC_WQE_OP_REG_MR;
     case VRNIC_QP_TYPE_UC:
         return op == VRNIC_WQE_OP_SEND || op == VRNIC_WQE_OP_SEND_IMM ||
                op == VRNIC_WQE_OP_RDMA_WRITE ||
                op == VRNIC_WQE_OP_RDMA_WRITE_IMM ||
-               op == VRNIC_WQE_OP_BIND_MW || op == VRNIC_WQE_OP_LOCAL_INV;
+               vrnic_op_is_local(op);
     default:
         return op == VRNIC_WQE_OP_SEND || op == VRNIC_WQE_OP_SEND_IMM;
     }
@@ -847,14 +854,15 @@ static VrnicTxRes vrnic_tx_fail(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 }
 
 /*
- * BIND_MW and LOCAL_INV change the device's key table as the SQ reaches
- * them and send nothing: done at once (no PSN), they still complete in SQ
- * order behind the WQEs before them.
+ * BIND_MW, LOCAL_INV and REG_MR change the device's key table as the SQ
+ * reaches them and send nothing: done at once (no PSN), they still
+ * complete in SQ order behind the WQEs before them.
  */
 static VrnicTxRes vrnic_tx_local(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                  VrnicSwqe *s)
 {
     const char *why;
+    uint8_t status;
 
     if (s->hdr.opcode == VRNIC_WQE_OP_BIND_MW) {
         struct vrnic_bind_mw_wqe w;
@@ -863,10 +871,18 @@ static VrnicTxRes vrnic_tx_local(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         if (!vrnic_mw_bind(core, qpn, qp, &w, &why)) {
             return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_MW_BIND_ERR, why);
         }
-    } else if (!vrnic_mw_invalidate(core, qpn, qp->pdn,
-                                    le32_to_cpu(s->hdr.imm_data), false)) {
+    } else if (s->hdr.opcode == VRNIC_WQE_OP_REG_MR) {
+        struct vrnic_reg_mr_wqe w;
+
+        memcpy(&w, s->raw, sizeof(w));
+        if (!vrnic_frmr_register(core, qpn, qp, &w, &status, &why)) {
+            return vrnic_tx_fail(core, qpn, qp, s, status, why);
+        }
+    } else if (!vrnic_key_invalidate(core, qpn, qp->pdn,
+                                     le32_to_cpu(s->hdr.imm_data), false)) {
         return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_QP_OP_ERR,
-                             "LOCAL_INV: no bound type 2 window of the PD");
+                             "LOCAL_INV: no fast-registration MR or bound "
+                             "type 2 window of the PD");
     }
     s->len = 0;
     s->npkts = 0;
@@ -914,7 +930,7 @@ static VrnicTxRes vrnic_tx_start(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if ((s->hdr.flags & VRNIC_WQE_FLAG_FENCE) && x->rd_out) {
         return VRNIC_TX_STOP;
     }
-    if (op == VRNIC_WQE_OP_BIND_MW || op == VRNIC_WQE_OP_LOCAL_INV) {
+    if (vrnic_op_is_local(op)) {
         return vrnic_tx_local(core, qpn, qp, s);
     }
     if (s->hdr.flags & VRNIC_WQE_FLAG_INLINE) {

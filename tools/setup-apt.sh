@@ -105,6 +105,9 @@ PKGS=(
 	cmake dpkg-dev
 	# fuzzing the device core (make fuzz): clang's libFuzzer and sanitizer runtimes
 	clang libclang-rt-14-dev
+	# the kernel's RDMA consumers between guests (selftests/vrnic/ulp_*)
+	nvme-cli fio nfs-kernel-server nfs-common rpcbind targetcli-fb open-iscsi
+	srptools
 )
 BPO_PKGS=(meson python3-pycotap)
 

@@ -65,7 +65,7 @@
 
 /* Interface version reported in VRNIC_REG_VERSION */
 #define VRNIC_VERSION_MAJOR	1
-#define VRNIC_VERSION_MINOR	3
+#define VRNIC_VERSION_MINOR	4
 #define VRNIC_ID_MAGIC		0x76726e63	/* ASCII "vrnc" */
 
 /* MSI-X vector assignment (fixed): */
@@ -268,6 +268,8 @@ enum vrnic_aq_opcode {
 	/* interface 1.3: memory windows (see "Memory windows" below) */
 	VRNIC_AQ_OP_ALLOC_MW = 0x25,
 	VRNIC_AQ_OP_DEALLOC_MW = 0x26,
+	/* interface 1.4: fast registration (see "Fast-registration MRs") */
+	VRNIC_AQ_OP_ALLOC_MR = 0x27,
 };
 
 enum vrnic_aq_status {
@@ -488,7 +490,7 @@ enum vrnic_port_stat {
 	/* interface 1.3 */
 	VRNIC_PORT_STAT_RX_OOO_HELD,	/* RC packets held past a gap, not NAKed */
 	VRNIC_PORT_STAT_EARLY_RETRANSMITS, /* go-backs on the early timer */
-	/* a hostile guest or peer (Documentation/security.rst) */
+	/* interface 1.4: a hostile guest or peer (Documentation/security.rst) */
 	VRNIC_PORT_STAT_RX_BAD_ADDR,	/* RC/UC: not from the QP's peer GID */
 	VRNIC_PORT_STAT_RX_OOO_DROPPED,	/* held past a gap: refused or aged out */
 	VRNIC_PORT_STAT_DMA_ERRORS,	/* transfers the bus refused (not RAM) */
@@ -766,6 +768,58 @@ struct vrnic_aq_alloc_mw {
 static_assert(sizeof(struct vrnic_aq_alloc_mw) == VRNIC_AQ_CMD_SIZE, "alloc_mw");
 #define VRNIC_MW_TYPE_1			1
 #define VRNIC_MW_TYPE_2			2
+
+/*
+ * Fast-registration MRs (interface 1.4; IBTA's Base Memory Management
+ * Extensions, the kernel's IB_MR_TYPE_MEM_REG). ALLOC_MR takes an index
+ * from the MR table (max_mr counts it) for pdn, a PD of the kernel (uctx
+ * 0: the page list names bus addresses, which no process may choose), with
+ * room for max_pages page addresses (1 .. VRNIC_FRMR_MAX_PAGES, copied into
+ * the device: at most max_mr * VRNIC_FRMR_MAX_PAGES * 8 bytes in all);
+ * result = its key, key byte key_byte. The MR starts invalid ("free"): no
+ * mapping, its key fails every access.
+ *
+ * A REG_MR send WQE (vrnic_reg_mr_wqe, RC/UC) executed when the SQ reaches
+ * it installs a mapping: the device reads npages page addresses (__le64,
+ * each aligned to 2^page_shift) from pbl_addr in one DMA read when the SQ
+ * reaches the WQE and keeps its own copy: the list must not change before
+ * that, and the mapping never changes with it afterwards. [iova, iova +
+ * length) starts in page 0 at iova's offset in a page. The MR becomes valid with access and the key byte of key. Refused,
+ * with the mapping unchanged and the completion status: another PD's MR
+ * (LOC_PROT_ERR); key not a fast-registration MR, the MR already valid,
+ * npages over the MR's max_pages or not the number of pages the range
+ * touches, page_shift outside 12..30, length 0 or over max_mr_size, a page
+ * address unaligned, the list unreadable, access bits outside
+ * VRNIC_ACCESS_ALL or REMOTE_WRITE/REMOTE_ATOMIC without LOCAL_WRITE, a QP
+ * of a user PD, non-zero reserved bytes (LOC_QP_OP_ERR).
+ *
+ * Invalidation, one path for fast-registration MRs and type 2 windows:
+ * LOCAL_INV (send WQE, imm_data = key) makes the MR invalid again; it needs
+ * the current key byte and the QP's PD, and fails with LOC_QP_OP_ERR on an
+ * MR that windows are bound to, on an MR made by REG_MR (the command) and
+ * on anything else. LOCAL_INV of an MR that is already invalid succeeds.
+ * A SEND with Invalidate arriving on a QP invalidates a valid
+ * fast-registration MR of the QP's PD that grants a remote right (an
+ * R_Key) and has no bound window; anything else is an invalid request
+ * (NAK; REM_INV_REQ_ERR at the sender and at the receiver). The receive
+ * CQE of a successful one carries VRNIC_CQE_FLAG_INV and the key.
+ * FENCE on a LOCAL_INV or REG_MR makes it wait for every earlier READ and
+ * atomic to complete, as on any other WQE.
+ *
+ * DEREG_MR of a fast-registration MR names its index; the key byte is
+ * ignored (REG_MR changes it) and the MR may be valid or invalid, but not
+ * bound to by windows (BAD_STATE). REREG_MR refuses it (BAD_FIELD).
+ */
+struct vrnic_aq_alloc_mr {
+	struct vrnic_aq_hdr hdr;
+	__le32 pdn;
+	__le32 max_pages;
+	__u8 key_byte;
+	__u8 rsvd0[111];
+};
+
+static_assert(sizeof(struct vrnic_aq_alloc_mr) == VRNIC_AQ_CMD_SIZE, "alloc_mr");
+#define VRNIC_FRMR_MAX_PAGES		512
 
 /*
  * QUERY_MR (vrnic_aq_query: index = key, resp_len = sizeof(vrnic_mr_attr) +
@@ -1155,6 +1209,7 @@ enum vrnic_wqe_opcode {
 	VRNIC_WQE_OP_ATOMIC_FETCH_ADD = 7,
 	VRNIC_WQE_OP_BIND_MW = 8,	/* RC/UC; the WQE is a vrnic_bind_mw_wqe */
 	VRNIC_WQE_OP_LOCAL_INV = 9,	/* RC/UC; imm_data = the key */
+	VRNIC_WQE_OP_REG_MR = 10,	/* RC/UC; the WQE is a vrnic_reg_mr_wqe */
 };
 
 #define VRNIC_WQE_FLAG_SIGNALED		VRNIC_BIT(0)
@@ -1194,6 +1249,24 @@ struct vrnic_bind_mw_wqe {
 };
 
 static_assert(sizeof(struct vrnic_bind_mw_wqe) == 64, "vrnic_bind_mw_wqe");
+
+/* REG_MR: executed when the SQ reaches it; no packet goes out. */
+struct vrnic_reg_mr_wqe {
+	__le64 wr_id;
+	__u8 opcode;		/* VRNIC_WQE_OP_REG_MR */
+	__u8 flags;		/* VRNIC_WQE_FLAG_SIGNALED / FENCE */
+	__u8 page_shift;
+	__u8 rsvd0;
+	__le32 key;		/* the MR's index, the new key byte */
+	__le32 access;		/* VRNIC_ACCESS_* */
+	__le32 npages;
+	__le64 iova;
+	__le64 length;
+	__le64 pbl_addr;	/* DMA address of npages __le64, 8-byte aligned */
+	__u8 rsvd1[16];
+};
+
+static_assert(sizeof(struct vrnic_reg_mr_wqe) == 64, "vrnic_reg_mr_wqe");
 
 struct vrnic_ud_dest {
 	__le32 dest_qpn;

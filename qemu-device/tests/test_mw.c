@@ -50,19 +50,6 @@ static void post_bind(Qp *q, uint64_t wr_id, uint32_t mw_key, uint32_t mr_key,
     sq_ring(q);
 }
 
-static uint8_t next_status(Node *n, bool send, uint8_t *opcode)
-{
-    struct vrnic_cqe e;
-
-    if (!poll(n, send, &e)) {
-        return 0xff;
-    }
-    if (opcode) {
-        *opcode = e.opcode;
-    }
-    return e.status;
-}
-
 /* A one-WQE RDMA WRITE of len bytes from a to rkey/raddr; its status. */
 static uint8_t write_to(Qp *qa, uint32_t rkey, uint64_t raddr, uint32_t len)
 {
@@ -316,16 +303,6 @@ TEST_F(mw, type1_rebind_and_zero_length_unbind)
     ASSERT_EQ(0, b->f->core.obj.mrs[self->tkey >> 8].mw_refs);
     ASSERT_EQ(VRNIC_WC_REM_ACCESS_ERR, write_to(&self->qa, k + 3,
                                                 self->target, 8));
-}
-
-/* A fresh RC QP of n in RTS, connected to itself: only its SQ runs. */
-static void self_qp(Qp *q, Node *n)
-{
-    Qp peer;
-
-    qp_new(q, n, VRNIC_QP_TYPE_RC, 0);
-    peer = *q;
-    qp_up(q, &peer, 3, 0, 0);
 }
 
 /* One bind on a fresh QP of b (a failure moves it to ERR). */

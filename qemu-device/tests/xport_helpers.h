@@ -322,9 +322,33 @@ static inline bool poll(Node *n, bool send, struct vrnic_cqe *out)
     return true;
 }
 
+/* The status of the next CQE (0xff: none), and its opcode. */
+static inline uint8_t next_status(Node *n, bool send, uint8_t *opcode)
+{
+    struct vrnic_cqe e;
+
+    if (!poll(n, send, &e)) {
+        return 0xff;
+    }
+    if (opcode) {
+        *opcode = e.opcode;
+    }
+    return e.status;
+}
+
 static inline uint8_t qp_state(Qp *q)
 {
     return q->n->f->core.obj.qps[q->qpn].state;
+}
+
+/* A fresh RC QP of n in RTS, connected to itself: only its SQ runs. */
+static inline void self_qp(Qp *q, Node *n)
+{
+    Qp peer;
+
+    qp_new(q, n, VRNIC_QP_TYPE_RC, 0);
+    peer = *q;
+    qp_up(q, &peer, 3, 0, 0);
 }
 
 #endif

@@ -113,6 +113,7 @@ struct vrnic_dev {
 	bool has_port_stats;	/* interface >= 1.2: QUERY_PORT_STATS */
 	bool has_mw;		/* interface >= 1.3: memory windows */
 	bool has_mcast;		/* interface >= 1.3: UD multicast */
+	bool has_frmr;		/* interface >= 1.4: fast registration */
 	void __iomem *db;	/* BAR2 page 0: the kernel's doorbell page */
 	resource_size_t db_bar_start;
 	struct ida db_ida;	/* BAR2 pages 1..db_num_pages-1 for ucontexts */
@@ -195,6 +196,10 @@ struct vrnic_mr {
 	struct ib_mr ibmr;
 	struct vrnic_mem mem;
 	u32 access;		/* VRNIC_ACCESS_* */
+	/* fast registration (vrnic_frmr.c): the page list map_mr_sg fills */
+	struct vrnic_kbuf pbl;
+	u32 max_pages;
+	u32 npages;
 };
 
 struct vrnic_mw {
@@ -452,6 +457,13 @@ struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 virt_addr, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata);
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int vrnic_access(int ib_access, u32 *access);
+u8 vrnic_new_key_byte(void);
+struct ib_mr *vrnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
+			     u32 max_num_sg);
+int vrnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+int vrnic_frmr_build_wqe(void *slot, const struct ib_reg_wr *wr, u8 flags);
 int vrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int vrnic_dealloc_mw(struct ib_mw *ibmw);
 struct ib_mr *vrnic_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,

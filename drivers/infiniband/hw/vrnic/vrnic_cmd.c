@@ -233,6 +233,23 @@ int vrnic_cmd_alloc_mw(struct vrnic_cmdq *cmdq, u32 pdn, u8 type,
 	return vrnic_cmd_key(cmdq, VRNIC_AQ_OP_ALLOC_MW, result, key);
 }
 
+int vrnic_cmd_alloc_mr(struct vrnic_cmdq *cmdq, u32 pdn, u32 max_pages,
+		       u8 key_byte, u32 *key)
+{
+	union vrnic_aq_cmd cmd;
+	u64 result;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_ALLOC_MR);
+	cmd.alloc_mr.pdn = cpu_to_le32(pdn);
+	cmd.alloc_mr.max_pages = cpu_to_le32(max_pages);
+	cmd.alloc_mr.key_byte = key_byte;
+	err = vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, &result);
+	if (err)
+		return err;
+	return vrnic_cmd_key(cmdq, VRNIC_AQ_OP_ALLOC_MR, result, key);
+}
+
 static int vrnic_cmd_mr(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
 			const struct vrnic_cmd_mr_params *p, u32 *key)
 {

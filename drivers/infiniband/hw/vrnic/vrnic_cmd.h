@@ -128,6 +128,8 @@ int vrnic_cmd_destroy(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
 int vrnic_cmd_alloc_pd(struct vrnic_cmdq *cmdq, u32 uctx, u32 *pdn);
 int vrnic_cmd_alloc_mw(struct vrnic_cmdq *cmdq, u32 pdn, u8 type,
 		       u8 key_byte, u32 *key);
+int vrnic_cmd_alloc_mr(struct vrnic_cmdq *cmdq, u32 pdn, u32 max_pages,
+		       u8 key_byte, u32 *key);
 int vrnic_cmd_reg_mr(struct vrnic_cmdq *cmdq,
 		     const struct vrnic_cmd_mr_params *p, u32 *key);
 int vrnic_cmd_rereg_mr(struct vrnic_cmdq *cmdq,

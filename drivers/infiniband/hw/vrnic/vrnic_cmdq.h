@@ -27,6 +27,7 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_destroy destroy;
 	struct vrnic_aq_alloc_pd alloc_pd;
 	struct vrnic_aq_alloc_mw alloc_mw;
+	struct vrnic_aq_alloc_mr alloc_mr;
 	struct vrnic_aq_mcast mcast;
 	struct vrnic_aq_reg_mr reg_mr;
 	struct vrnic_aq_query_mr query_mr;

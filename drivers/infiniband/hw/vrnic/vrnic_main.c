@@ -75,6 +75,12 @@ static const struct ib_device_ops vrnic_mw_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_mw, vrnic_mw, ibmw),
 };
 
+/* Fast registration (interface 1.4): the kernel's FRWR consumers. */
+static const struct ib_device_ops vrnic_frmr_ops = {
+	.alloc_mr = vrnic_alloc_mr,
+	.map_mr_sg = vrnic_map_mr_sg,
+};
+
 /* Device memory (interface 1.3, when the device has a BAR5): ibv_alloc_dm. */
 static const struct ib_device_ops vrnic_dm_ops = {
 	.alloc_dm = vrnic_alloc_dm,
@@ -436,6 +442,7 @@ static int vrnic_check_id(struct vrnic_dev *vdev)
 	vdev->has_port_stats = minor >= 2;
 	vdev->has_mw = minor >= 3;
 	vdev->has_mcast = minor >= 3;
+	vdev->has_frmr = minor >= 4;
 	if (!vdev->has_objects)
 		dev_warn(dev, "device interface %u.%u has no RDMA objects: the ib_device will only answer queries\n",
 			 major, minor);
@@ -771,6 +778,8 @@ static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 		ib_set_device_ops(ibdev, &vrnic_mw_ops);
 	if (vdev->has_mcast)
 		ib_set_device_ops(ibdev, &vrnic_mcast_ops);
+	if (vdev->has_frmr)
+		ib_set_device_ops(ibdev, &vrnic_frmr_ops);
 	if (vdev->dm_size)
 		ib_set_device_ops(ibdev, &vrnic_dm_ops);
 	ibdev->driver_def = vrnic_uapi_defs;

@@ -45,6 +45,12 @@ static int vrnic_wqe_opcode(const struct ib_send_wr *wr, enum ib_qp_type type,
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		*opcode = VRNIC_WQE_OP_RDMA_WRITE_IMM;
 		return 0;
+	case IB_WR_LOCAL_INV:
+		*opcode = VRNIC_WQE_OP_LOCAL_INV;
+		return 0;
+	case IB_WR_REG_MR:
+		*opcode = VRNIC_WQE_OP_REG_MR;
+		return 0;
 	default:
 		break;
 	}
@@ -114,11 +120,24 @@ static int vrnic_build_send_wqe(struct vrnic_qp *qp,
 	err = vrnic_wqe_opcode(wr, type, &opcode);
 	if (err)
 		return err;
+
+	if ((wr->send_flags & IB_SEND_SIGNALED) || qp->sq_sig_all)
+		flags |= VRNIC_WQE_FLAG_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		flags |= VRNIC_WQE_FLAG_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		flags |= VRNIC_WQE_FLAG_FENCE;
+
+	memset(slot, 0, 1U << qp->sq.wqe_shift);
+	if (opcode == VRNIC_WQE_OP_REG_MR) {
+		err = vrnic_frmr_build_wqe(slot, reg_wr(wr), flags);
+		wqe->wr_id = cpu_to_le64(FIELD_PREP(VRNIC_KWRID_IDX_MASK,
+						    qp->sq.pi));
+		return err;
+	}
 	if (wr->num_sge < 0 || (!(wr->send_flags & IB_SEND_INLINE) &&
 				wr->num_sge > qp->sq.max_sge))
 		return -EINVAL;
-
-	memset(slot, 0, 1U << qp->sq.wqe_shift);
 
 	if (wr->send_flags & IB_SEND_INLINE) {
 		if (opcode == VRNIC_WQE_OP_RDMA_READ)
@@ -133,13 +152,6 @@ static int vrnic_build_send_wqe(struct vrnic_qp *qp,
 		wqe->num_sge = wr->num_sge;
 	}
 
-	if ((wr->send_flags & IB_SEND_SIGNALED) || qp->sq_sig_all)
-		flags |= VRNIC_WQE_FLAG_SIGNALED;
-	if (wr->send_flags & IB_SEND_SOLICITED)
-		flags |= VRNIC_WQE_FLAG_SOLICITED;
-	if (wr->send_flags & IB_SEND_FENCE)
-		flags |= VRNIC_WQE_FLAG_FENCE;
-
 	wqe->wr_id = cpu_to_le64(FIELD_PREP(VRNIC_KWRID_IDX_MASK, qp->sq.pi));
 	wqe->opcode = opcode;
 	wqe->flags = flags;
@@ -152,6 +164,7 @@ static int vrnic_build_send_wqe(struct vrnic_qp *qp,
 		wqe->imm_data = (__force __le32)wr->ex.imm_data;
 		break;
 	case VRNIC_WQE_OP_SEND_INV:
+	case VRNIC_WQE_OP_LOCAL_INV:
 		wqe->imm_data = cpu_to_le32(wr->ex.invalidate_rkey);
 		break;
 	default:

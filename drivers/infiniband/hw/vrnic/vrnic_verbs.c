@@ -132,14 +132,18 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	/*
 	 * No IBK_LOCAL_DMA_LKEY: ib_core registers a DMA MR per PD
 	 * (get_dma_mr) and uses its lkey as pd->local_dma_lkey. Memory
-	 * windows of both types (interface 1.3) share the MR table; no fast
-	 * registration (MEM_MGT_EXTENSIONS) yet.
+	 * windows of both types (interface 1.3) and fast-registration MRs
+	 * (1.4; page lists only, no SG_GAPS) share the MR table.
 	 */
 	attr->device_cap_flags = 0;
 	if (to_vdev(ibdev)->has_mw) {
 		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
 					  IB_DEVICE_MEM_WINDOW_TYPE_2B;
 		attr->max_mw = vrnic_attr_int(da->max_mr);
+	}
+	if (to_vdev(ibdev)->has_frmr) {
+		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
+		attr->max_fast_reg_page_list_len = VRNIC_FRMR_MAX_PAGES;
 	}
 	attr->kernel_cap_flags = 0;
 	/* The device executes atomics one at a time: atomic to each other. */
@@ -547,7 +551,7 @@ int vrnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	 IB_ACCESS_MW_BIND | IB_ZERO_BASED | IB_ACCESS_HUGETLB |	\
 	 IB_ACCESS_OPTIONAL)
 
-static int vrnic_access(int ib_access, u32 *access)
+int vrnic_access(int ib_access, u32 *access)
 {
 	if (ib_access & ~VRNIC_MR_ACCESS_SUPPORTED)
 		return -EOPNOTSUPP;
@@ -577,7 +581,7 @@ static int vrnic_access(int ib_access, u32 *access)
  * key kept after deregistration names an index the device hands out again
  * as late as it can, and then matches with a chance of 1 in 256.
  */
-static u8 vrnic_new_key_byte(void)
+u8 vrnic_new_key_byte(void)
 {
 	return get_random_u8();
 }
@@ -791,6 +795,7 @@ int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 				       "DEREG_MR %#x failed (%d)\n",
 				       ibmr->lkey, err);
 	vrnic_mem_uninit(vdev, &mr->mem);
+	vrnic_kbuf_free(vdev, &mr->pbl);
 	atomic_dec(&vdev->res_count[VRNIC_RES_MR]);
 	kfree(mr);
 	return 0;
