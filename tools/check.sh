@@ -225,5 +225,17 @@ guest interop_faults_vrnic_client -n 2 --nic vrnic,rxe -d "$faults,fault-dir=bot
 guest interop_faults_rxe_client -n 2 --nic rxe,vrnic -d "$faults,fault-dir=both,fault-seed=12" \
 	--qmp -t 900 -- "interop_faults_rxe_client:PAIR_RDMA_MATRIX=1 PAIR_RDMA_LOSSY=1 selftests/vrnic/pair_rdma.sh"
 
+# The kernel's own RDMA consumers between two guests (Documentation/ulps.rst),
+# with fast registration and remote invalidation under them. NVMe over
+# RDMA: nvmet-rdma and nvme-rdma, fio with verification, reconnects; then
+# each role against rdma_rxe, and vrnic on a bad wire.
+guest ulp_nvme -n 2 -m 1024 -t 900 -- "ulp_nvme:selftests/vrnic/ulp_nvme.sh"
+guest ulp_nvme_rxe_target -n 2 -m 1024 --nic vrnic,rxe -t 900 -- \
+	"ulp_nvme_rxe_target:selftests/vrnic/ulp_nvme.sh"
+guest ulp_nvme_rxe_host -n 2 -m 1024 --nic rxe,vrnic -t 900 -- \
+	"ulp_nvme_rxe_host:selftests/vrnic/ulp_nvme.sh"
+guest ulp_nvme_lossy -n 2 -m 1024 -d "$faults,fault-seed=13" -t 900 -- \
+	"ulp_nvme_lossy:ULP_EXPECT_FAULTS=1 selftests/vrnic/ulp_nvme.sh"
+
 step "summary ($((SECONDS - t0)) s)"
 python3 "$VRNIC_TOP/tools/tap-summary.py" "$out"/*.tap

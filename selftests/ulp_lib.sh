@@ -1,0 +1,56 @@
+# shellcheck shell=bash
+# Helpers for the kernel-ULP selftests (selftests/vrnic/ulp_*.sh, sourced
+# after lib.sh and rdma_lib.sh inside a tools/vm guest): verified block I/O
+# with fio, the RDMA objects a ULP leaves behind, configfs.
+: "${VRNIC_TOP:?run inside a vrnic guest (tools/vm)}"
+
+# ulp_configfs: mount configfs if it is not (nvmet and LIO live there).
+ulp_configfs() {
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+}
+
+# ulp_res: this node's RDMA device's object counts but CQs, one line
+# ("pd 3 qp 5 cm_id 0 mr 0 ctx 0 srq 0"), as rdma res sees them. CQs are
+# left out: ib_core's CQ pool (ib_cq_pool_get, used by nvme-rdma, nvmet,
+# SRP, NFS) keeps the CQs it made until the device is unregistered.
+ulp_res() {
+	rdma res show 2>/dev/null |
+		sed -n "s/^[0-9]*: $VRNIC_IBDEV: //p" | sed 's/cq [0-9]* //'
+}
+
+# ulp_fio NAME DEV BS DEPTH [FIO_ARGS...]: random writes then a verified
+# read of every block by two jobs, each on its own ULP_FIO_SIZE region of
+# DEV (default 16M), with O_DIRECT. One TAP result; fio's summary lines as
+# comments. --verify_only as an extra argument checks what an earlier
+# run with the same NAME, BS and DEPTH wrote.
+ulp_fio() {
+	local name=$1 dev=$2 bs=$3 depth=$4 size=${ULP_FIO_SIZE:-16M} rc=1
+	shift 4
+	[ -b "$dev" ] && fio --name="$name" --filename="$dev" --ioengine=libaio --direct=1 \
+		--rw=randwrite --bs="$bs" --iodepth="$depth" --numjobs=2 \
+		--size="$size" --offset_increment="$size" --verify=crc32c \
+		--verify_fatal=1 --randrepeat=1 --group_reporting \
+		--output-format=normal "$@" >"/tmp/fio-$name.log" 2>&1
+	rc=$?
+	grep -E 'err=|WRITE:|READ:|verify' "/tmp/fio-$name.log" | head -n 6 | sed 's/^/# /'
+	check "fio $name: bs $bs iodepth $depth x2 jobs $* (exit $rc)" test "$rc" = 0
+}
+
+# ulp_faults_planned: the number of checks ulp_faults_check makes (1 on a
+# vrnic node with ULP_EXPECT_FAULTS=1, else 0), for the TAP plan.
+ulp_faults_planned() {
+	[ "${ULP_EXPECT_FAULTS:-0}" = 1 ] && [ "${VRNIC_NIC:-}" = vrnic ] && echo 1 || echo 0
+}
+
+# ulp_faults_check: on a faulty wire, the ULP's traffic met the injector
+# and the transport recovered: fault_drops and retransmits both > 0.
+ulp_faults_check() {
+	[ "$(ulp_faults_planned)" = 1 ] || return 0
+	local drops rexmit
+	drops=$(port_counters | awk '$1 == "fault_drops" { print $2 }')
+	rexmit=$(port_counters | awk '$1 == "retransmits" { print $2 }')
+	port_counters | grep -E '^(fault_|retransmits|timeouts|implied|rx_out_of_seq|rx_duplicate)' |
+		tr '\n' ' ' | sed 's/^/# /; s/$/\n/'
+	check "the wire was lossy and RC recovered (fault_drops ${drops:-?}, retransmits ${rexmit:-?})" \
+		test "${drops:-0}" -gt 0 -a "${rexmit:-0}" -gt 0
+}
