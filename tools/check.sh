@@ -236,6 +236,9 @@ guest ulp_nvme_rxe_host -n 2 -m 1024 --nic rxe,vrnic -t 900 -- \
 	"ulp_nvme_rxe_host:selftests/vrnic/ulp_nvme.sh"
 guest ulp_nvme_lossy -n 2 -m 1024 -d "$faults,fault-seed=13" -t 900 -- \
 	"ulp_nvme_lossy:ULP_EXPECT_FAULTS=1 selftests/vrnic/ulp_nvme.sh"
+# NFS over RDMA: nfsd with svcrdma on port 20049 exporting a tmpfs, the
+# other guest mounting it with proto=rdma as NFSv3 and NFSv4.2.
+guest ulp_nfs -n 2 -m 1024 -t 900 -- "ulp_nfs:selftests/vrnic/ulp_nfs.sh"
 
 step "summary ($((SECONDS - t0)) s)"
 python3 "$VRNIC_TOP/tools/tap-summary.py" "$out"/*.tap
