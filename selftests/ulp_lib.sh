@@ -9,6 +9,22 @@ ulp_configfs() {
 	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 }
 
+# ulp_targetcli < COMMANDS: run targetcli-fb commands (LIO, configfs),
+# output in /tmp/targetcli.log and as comments. targetcli asks the system
+# D-Bus for tcmu-runner's backstores even when there is none, so a bus is
+# started first if the guest has none.
+ulp_targetcli() {
+	local rc
+	ulp_configfs || return 1
+	if [ ! -S /run/dbus/system_bus_socket ]; then
+		mkdir -p /run/dbus && dbus-daemon --system --fork || return 1
+	fi
+	targetcli >/tmp/targetcli.log 2>&1
+	rc=$?
+	grep -v '^ *[o|]' /tmp/targetcli.log | tail -n 8 | sed 's/^/# targetcli: /'
+	return "$rc"
+}
+
 # ulp_res: this node's RDMA device's object counts but CQs, one line
 # ("pd 3 qp 5 cm_id 0 mr 0 ctx 0 srq 0"), as rdma res sees them. CQs are
 # left out: ib_core's CQ pool (ib_cq_pool_get, used by nvme-rdma, nvmet,

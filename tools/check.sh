@@ -239,6 +239,9 @@ guest ulp_nvme_lossy -n 2 -m 1024 -d "$faults,fault-seed=13" -t 900 -- \
 # NFS over RDMA: nfsd with svcrdma on port 20049 exporting a tmpfs, the
 # other guest mounting it with proto=rdma as NFSv3 and NFSv4.2.
 guest ulp_nfs -n 2 -m 1024 -t 900 -- "ulp_nfs:selftests/vrnic/ulp_nfs.sh"
+# iSER: an LIO target (targetcli-fb) with an iSER portal and a ramdisk
+# LUN, an open-iscsi initiator on the iser transport, verified I/O.
+guest ulp_iser -n 2 -m 1024 -t 900 -- "ulp_iser:selftests/vrnic/ulp_iser.sh"
 
 step "summary ($((SECONDS - t0)) s)"
 python3 "$VRNIC_TOP/tools/tap-summary.py" "$out"/*.tap
