@@ -19,7 +19,7 @@ ulp_targetcli() {
 	if [ ! -S /run/dbus/system_bus_socket ]; then
 		mkdir -p /run/dbus && dbus-daemon --system --fork || return 1
 	fi
-	targetcli >/tmp/targetcli.log 2>&1
+	{ echo "set global auto_save_on_exit=false"; cat; } | targetcli >/tmp/targetcli.log 2>&1
 	rc=$?
 	grep -v '^ *[o|]' /tmp/targetcli.log | tail -n 8 | sed 's/^/# targetcli: /'
 	return "$rc"
@@ -52,21 +52,41 @@ ulp_fio() {
 	check "fio $name: bs $bs iodepth $depth x2 jobs $* (exit $rc)" test "$rc" = 0
 }
 
-# ulp_faults_planned: the number of checks ulp_faults_check makes (1 on a
-# vrnic node with ULP_EXPECT_FAULTS=1, else 0), for the TAP plan.
-ulp_faults_planned() {
-	[ "${ULP_EXPECT_FAULTS:-0}" = 1 ] && [ "${VRNIC_NIC:-}" = vrnic ] && echo 1 || echo 0
+# ulp_end_planned: the number of checks ulp_end_checks makes, for the TAP
+# plan: on a vrnic node 1, plus 1 with ULP_EXPECT_FAULTS=1; else 0.
+ulp_end_planned() {
+	if [ "${VRNIC_NIC:-}" != vrnic ]; then
+		echo 0
+	elif [ "${ULP_EXPECT_FAULTS:-0}" = 1 ]; then
+		echo 2
+	else
+		echo 1
+	fi
 }
 
-# ulp_faults_check: on a faulty wire, the ULP's traffic met the injector
-# and the transport recovered: fault_drops and retransmits both > 0.
-ulp_faults_check() {
-	[ "$(ulp_faults_planned)" = 1 ] || return 0
-	local drops rexmit
-	drops=$(port_counters | awk '$1 == "fault_drops" { print $2 }')
-	rexmit=$(port_counters | awk '$1 == "retransmits" { print $2 }')
-	port_counters | grep -E '^(fault_|retransmits|timeouts|implied|rx_out_of_seq|rx_duplicate)' |
-		tr '\n' ' ' | sed 's/^/# /; s/$/\n/'
-	check "the wire was lossy and RC recovered (fault_drops ${drops:-?}, retransmits ${rexmit:-?})" \
-		test "${drops:-0}" -gt 0 -a "${rexmit:-0}" -gt 0
+# ulp_end_checks: after the ULP is gone, on a vrnic node. On a faulty wire
+# (ULP_EXPECT_FAULTS=1) the ULP's traffic met the injector and the
+# transport recovered: fault_drops and retransmits both > 0. Then vrnic.ko
+# itself unloads (ib_core destroys what its CQ pool kept) without a
+# warning or a leak report from ib_core's resource tracking or the driver.
+ulp_end_checks() {
+	[ "${VRNIC_NIC:-}" = vrnic ] || return 0
+	if [ "${ULP_EXPECT_FAULTS:-0}" = 1 ]; then
+		local drops rexmit
+		drops=$(port_counters | awk '$1 == "fault_drops" { print $2 }')
+		rexmit=$(port_counters | awk '$1 == "retransmits" { print $2 }')
+		port_counters | grep -E '^(fault_|retransmits|timeouts|implied|rx_out_of_seq|rx_duplicate)' |
+			tr '\n' ' ' | sed 's/^/# /; s/$/\n/'
+		check "the wire was lossy and RC recovered (fault_drops ${drops:-?}, retransmits ${rexmit:-?})" \
+			test "${drops:-0}" -gt 0 -a "${rexmit:-0}" -gt 0
+	fi
+	local mark
+	mark=$(dmesg | wc -l)
+	vrnic_unloads() {
+		rmmod vrnic || return 1
+		dmesg | tail -n +$((mark + 1)) >/tmp/unload.dmesg
+		sed 's/^/# /' /tmp/unload.dmesg | tail -n 5
+		! grep -Eiq 'WARNING|leak|not freed|restrack|BUG' /tmp/unload.dmesg
+	}
+	check "vrnic.ko unloads afterwards, no leak or warning in dmesg" vrnic_unloads
 }

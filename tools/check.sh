@@ -242,6 +242,9 @@ guest ulp_nfs -n 2 -m 1024 -t 900 -- "ulp_nfs:selftests/vrnic/ulp_nfs.sh"
 # iSER: an LIO target (targetcli-fb) with an iSER portal and a ramdisk
 # LUN, an open-iscsi initiator on the iser transport, verified I/O.
 guest ulp_iser -n 2 -m 1024 -t 900 -- "ulp_iser:selftests/vrnic/ulp_iser.sh"
+# SRP over RoCE: ib_srpt (targetcli-fb, a ramdisk LUN, an ACL for the
+# initiator's port) and ib_srp logging in through rdma_cm, verified I/O.
+guest ulp_srp -n 2 -m 1024 -t 900 -- "ulp_srp:selftests/vrnic/ulp_srp.sh"
 
 step "summary ($((SECONDS - t0)) s)"
 python3 "$VRNIC_TOP/tools/tap-summary.py" "$out"/*.tap

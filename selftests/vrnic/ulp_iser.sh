@@ -18,9 +18,9 @@ export VRNIC_BARRIER_TIMEOUT=600
 
 ktap_print_header
 if [ "$role" = target ]; then
-	ktap_set_plan $((4 + $(ulp_faults_planned)))
+	ktap_set_plan $((4 + $(ulp_end_planned)))
 else
-	ktap_set_plan $((10 + $(ulp_faults_planned)))
+	ktap_set_plan $((10 + $(ulp_end_planned)))
 fi
 ktap_print_msg "node $VRNIC_NODE ($role): NIC ${VRNIC_NIC:-?}, $VRNIC_IP, RDMA device ${VRNIC_IBDEV:-none}"
 check "$VRNIC_IBDEV active with a RoCE v2 IPv4 GID" wait_gid 30
@@ -31,7 +31,6 @@ target_up() {
 	local tpg=/iscsi/$iqn/tpg1
 	modprobe ib_isert &&
 		ulp_targetcli <<-EOF &&
-			set global auto_save_on_exit=false
 			/backstores/ramdisk create name=vrnic_rd0 size=256M
 			/iscsi create $iqn
 			$tpg/luns create /backstores/ramdisk/vrnic_rd0
@@ -56,7 +55,7 @@ if [ "$role" = target ]; then
 	after=$(ulp_res)
 	ktap_print_msg "RDMA objects after: $after"
 	check "no RDMA object left behind (rdma res)" test "$after" = "$before"
-	ulp_faults_check
+	ulp_end_checks
 	ktap_finished
 fi
 
@@ -70,10 +69,17 @@ iscsid_up() {
 		iscsiadm -m iface -I vrnic-iser -o update -n iface.transport_name -v iser >/dev/null
 }
 
+# Retried: iscsid may still be setting up its control socket.
+discover_once() {
+	iscsiadm -m discovery -t sendtargets -p "$VRNIC_PEER_IP:$port" -I vrnic-iser >/tmp/disc.log 2>&1 &&
+		grep -q "$iqn" /tmp/disc.log
+}
+
 discover() {
-	iscsiadm -m discovery -t sendtargets -p "$VRNIC_PEER_IP:$port" -I vrnic-iser >/tmp/disc.log 2>&1
+	wait_for 30 discover_once
+	local rc=$?
 	sed 's/^/# /' /tmp/disc.log
-	grep -q "$iqn" /tmp/disc.log
+	return "$rc"
 }
 
 # The block device of our session (no udev in the guest: from sysfs).
@@ -122,5 +128,5 @@ pair_barrier_sh iser-done
 after=$(ulp_res)
 ktap_print_msg "RDMA objects after: $after"
 check "no RDMA object left behind (rdma res)" test "$after" = "$before"
-ulp_faults_check
+ulp_end_checks
 ktap_finished

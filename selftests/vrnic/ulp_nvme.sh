@@ -28,9 +28,9 @@ export VRNIC_BARRIER_TIMEOUT=600
 
 ktap_print_header
 if [ "$role" = target ]; then
-	ktap_set_plan $((6 + $(ulp_faults_planned)))
+	ktap_set_plan $((6 + $(ulp_end_planned)))
 else
-	ktap_set_plan $((17 + $(ulp_faults_planned)))
+	ktap_set_plan $((17 + $(ulp_end_planned)))
 fi
 ktap_print_msg "node $VRNIC_NODE ($role): NIC ${VRNIC_NIC:-?}, $VRNIC_IP, RDMA device ${VRNIC_IBDEV:-none}"
 check "$VRNIC_IBDEV active with a RoCE v2 IPv4 GID" wait_gid 30
@@ -100,7 +100,7 @@ if [ "$role" = target ]; then
 	after=$(ulp_res)
 	ktap_print_msg "RDMA objects after: $after"
 	check "no RDMA object left behind (rdma res)" test "$after" = "$before"
-	ulp_faults_check
+	ulp_end_checks
 	ktap_finished
 fi
 
@@ -140,6 +140,6 @@ check "nvme disconnect, nvme-rdma unloaded" \
 after=$(ulp_res)
 ktap_print_msg "RDMA objects after: $after"
 check "no RDMA object left behind (rdma res)" test "$after" = "$before"
-ulp_faults_check
 pair_barrier_sh nvme-done
+ulp_end_checks
 ktap_finished
