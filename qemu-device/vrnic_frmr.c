@@ -150,12 +150,13 @@ bool vrnic_frmr_register(VrnicCore *core, uint32_t qpn, const VrnicQp *qp,
     VrnicMr *mr = vrnic_frmr_by_index(core, key);
     uint32_t npages = le32_to_cpu(w->npages);
     uint64_t pbl = le64_to_cpu(w->pbl_addr);
-    uint64_t align = (1ull << w->page_shift) - 1;
+    uint64_t align;
 
     *why = vrnic_frmr_check(core, qp, mr, w, status);
     if (*why) {
         return false;
     }
+    align = (1ull << w->page_shift) - 1;    /* 12..30: checked */
     if (!vrnic_dma_read(core, pbl, mr->frmr_pages, npages * 8ull)) {
         *why = "REG_MR: page list unreadable";
         return false;
