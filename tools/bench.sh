@@ -8,6 +8,10 @@
 # Then throughput under faults: ib_write_bw and ib_send_bw at 64 KiB x 1000
 # on a lossless vrnic pair and on one with the fault injector on both ports
 # (--faults), printed side by side with the ratio (goal: >= 0.5).
+# Then NVMe over RDMA (nvmet-rdma and nvme-rdma between the guests, fio on
+# the host, selftests/bench_nvme_guest.sh) on each NIC: 4 KiB random read
+# IOPS at iodepth 32, 4 KiB random read latency at iodepth 1 (p50, p99),
+# 128 KiB sequential read and write MB/s; a table with vrnic/rxe.
 # Not part of make check. See Documentation/benchmarks.rst.
 #
 # usage: tools/bench.sh [--nic 'vrnic rxe'] [--faults PROPS]
@@ -19,18 +23,21 @@
 #   --fault-iters N  iterations of the faults section's tests (default
 #                  1000; 4000 gives steadier lossless figures)
 #   -t SEC         timeout per test (default 90)
+#   --nvme on|off|only  the NVMe over RDMA section (default on; only: skip
+#                  perftest and the faults section)
 # Logs: build/bench/<nic>.log (every test's full perftest output).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$VRNIC_TOP" || exit 1
 
-nics="vrnic rxe" tmo=90 fiters=1000
+nics="vrnic rxe" tmo=90 fiters=1000 nvme=on
 faults=fault-drop-ppm=10000,fault-reorder-ppm=10000,fault-dup-ppm=1000,fault-corrupt-ppm=1000,fault-seed=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--nic) nics=$2; shift 2 ;;
 	--faults) faults=$2; shift 2 ;;
 	--fault-iters) fiters=$2; shift 2 ;;
+	--nvme) nvme=$2; shift 2 ;;
 	-t) tmo=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	*) break ;;
@@ -83,8 +90,9 @@ run_pair() {
 	done
 }
 
+[ "$nvme" = only ] && faults=none
 for nic in $nics; do
-	run_pair "$nic" "$nic" -- "${tests[@]}"
+	[ "$nvme" = only ] || run_pair "$nic" "$nic" -- "${tests[@]}"
 done
 # Under faults: 1000 iterations (64 MiB), against a lossless pair running
 # the same, so the ratio compares like with like (100 iterations last a
@@ -150,5 +158,42 @@ if [ "$faults" != none ]; then
 		awk '/^(retransmits|timeouts|early_retransmits|seq_naks_rcvd|implied_naks|fault_[a-z]+)$/ { k = $0; next }
 		     k { printf "%s %s  ", k, $0; k = "" } END { print "" }'
 fi
+rm -f "$out/nvme.txt"
+if [ "$nvme" != off ]; then
+	nrows="randread_4k_qd32:IOPS lat_4k_qd1_p50:usec lat_4k_qd1_p99:usec seqread_128k:MB/s seqwrite_128k:MB/s"
+	for nic in $nics; do
+		step "NVMe over RDMA: $nic pair (fio on nvme-rdma, nvmet-rdma target)"
+		t0=$SECONDS
+		tools/vm -n 2 -m 1024 --nic "$nic" -t 600 -q -- selftests/bench_nvme_guest.sh \
+			>"$out/nvme-$nic.log" 2>&1
+		info "$nic: guests done in $((SECONDS - t0)) s (exit $?), log $out/nvme-$nic.log"
+		while read -r _ _ row val unit; do
+			res[nvme-$nic,$row]=$val
+			[ "$val" = FAIL ] && res[nvme-$nic,$row]="FAIL($unit)"
+		done < <(grep '^BENCH nvme ' "$out/nvme-$nic.log")
+	done
+	set -- $nics
+	{
+		printf '%-18s %-5s' row unit
+		for nic in $nics; do printf ' %12s' "$nic"; done
+		[ $# = 2 ] && printf ' %10s' "$1/$2"
+		printf '\n'
+		for r in $nrows; do
+			row=${r%%:*} unit=${r#*:}
+			printf '%-18s %-5s' "$row" "$unit"
+			for nic in $nics; do printf ' %12s' "${res[nvme-$nic,$row]:-FAIL(no-result)}"; done
+			if [ $# = 2 ]; then
+				a=${res[nvme-$1,$row]:-} b=${res[nvme-$2,$row]:-}
+				if [[ $a =~ ^[0-9.]+$ && $b =~ ^[0-9.]+$ ]]; then
+					printf ' %10s' "$(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
+				else
+					printf ' %10s' -
+				fi
+			fi
+			printf '\n'
+		done
+	} | tee "$out/nvme.txt"
+	echo "NVMe: IOPS and MB/s higher is better (ratio > 1: vrnic ahead); usec lower is better (ratio < 1: vrnic ahead)."
+fi
 echo "host: $machine; load average $(cut -d' ' -f1-3 /proc/loadavg); logs in $out/"
-! grep -q FAIL "$out/table.txt" "$out/faults.txt" 2>/dev/null
+! grep -q FAIL "$out/table.txt" "$out/faults.txt" "$out/nvme.txt" 2>/dev/null

@@ -19,9 +19,8 @@
 . "$(dirname "$0")/../lib.sh"
 . "$VRNIC_TOP/selftests/rdma_lib.sh"
 . "$VRNIC_TOP/selftests/ulp_lib.sh"
+. "$VRNIC_TOP/selftests/nvme_lib.sh"
 
-nqn=nqn.2026-12.org.vrnic:ulp-nvme
-port=4420
 role=host
 [ "$VRNIC_NODE" = 1 ] && role=target
 export VRNIC_BARRIER_TIMEOUT=600
@@ -37,66 +36,18 @@ check "$VRNIC_IBDEV active with a RoCE v2 IPv4 GID" wait_gid 30
 before=$(ulp_res)
 ktap_print_msg "RDMA objects before: $before"
 
-sys=/sys/kernel/config/nvmet
-
-target_up() {
-	modprobe null_blk nr_devices=1 gb=1 memory_backed=1 &&
-		modprobe nvmet-rdma && ulp_configfs &&
-		mkdir "$sys/subsystems/$nqn" &&
-		echo 1 >"$sys/subsystems/$nqn/attr_allow_any_host" &&
-		mkdir "$sys/subsystems/$nqn/namespaces/1" &&
-		echo -n /dev/nullb0 >"$sys/subsystems/$nqn/namespaces/1/device_path" &&
-		echo 1 >"$sys/subsystems/$nqn/namespaces/1/enable" &&
-		mkdir "$sys/ports/1" &&
-		echo rdma >"$sys/ports/1/addr_trtype" &&
-		echo ipv4 >"$sys/ports/1/addr_adrfam" &&
-		echo "$VRNIC_IP" >"$sys/ports/1/addr_traddr" &&
-		echo "$port" >"$sys/ports/1/addr_trsvcid" &&
-		ln -s "$sys/subsystems/$nqn" "$sys/ports/1/subsystems/$nqn"
-}
-
-target_down() {
-	rm -f "$sys/ports/1/subsystems/$nqn" &&
-		rmdir "$sys/ports/1" &&
-		echo 0 >"$sys/subsystems/$nqn/namespaces/1/enable" &&
-		rmdir "$sys/subsystems/$nqn/namespaces/1" &&
-		rmdir "$sys/subsystems/$nqn" &&
-		modprobe -r nvmet-rdma nvmet null_blk
-}
-
-# The host's controller for our subsystem: nvme0, ...
-ctrl() {
-	grep -lx "$nqn" /sys/class/nvme/nvme*/subsysnqn 2>/dev/null |
-		head -n 1 | xargs -r dirname | xargs -r basename
-}
-
-state_is() {
-	local c
-	c=$(ctrl) && [ -n "$c" ] && [ "$(cat "/sys/class/nvme/$c/state")" = "$1" ]
-}
-
-connect() {
-	nvme connect -t rdma -a "$VRNIC_PEER_IP" -s "$port" -n "$nqn" \
-		-i 1 -W 1 -P 1 -Q 128 -c 2 -l 120 >/tmp/connect.log 2>&1 &&
-		wait_for 30 state_is live && wait_for 30 test -b "/dev/$(ctrl)n1"
-}
-
-disconnect() {
-	nvme disconnect -n "$nqn" >/tmp/disconnect.log 2>&1 && ! wait_for 10 test -n "$(ctrl)"
-}
-
 if [ "$role" = target ]; then
-	check "nvmet-rdma target: $nqn on $VRNIC_IP:$port (null_blk, configfs)" target_up
+	check "nvmet-rdma target: $nqn on $VRNIC_IP:$port (null_blk, configfs)" nvme_target_up
 	pair_barrier_sh nvme-up
 	pair_barrier_sh nvme-away
 	# The subsystem leaves the port: nvmet drops the host's controller.
-	check "subsystem taken off the port" rm "$sys/ports/1/subsystems/$nqn"
+	check "subsystem taken off the port" rm "$nvmet/ports/1/subsystems/$nqn"
 	sleep 6
 	check "subsystem back on the port" \
-		ln -s "$sys/subsystems/$nqn" "$sys/ports/1/subsystems/$nqn"
+		ln -s "$nvmet/subsystems/$nqn" "$nvmet/ports/1/subsystems/$nqn"
 	pair_barrier_sh nvme-back
 	pair_barrier_sh nvme-done
-	check "target torn down, nvmet-rdma unloaded" target_down
+	check "target torn down, nvmet-rdma unloaded" nvme_target_down
 	after=$(ulp_res)
 	ktap_print_msg "RDMA objects after: $after"
 	check "no RDMA object left behind (rdma res)" test "$after" = "$before"
@@ -112,8 +63,8 @@ disc() {
 		grep -q "trtype: *rdma" /tmp/discover.log
 }
 check "nvme discover -t rdma finds $nqn" disc
-check "nvme connect -t rdma (read, write and poll I/O queues, depth 128)" connect
-c=$(ctrl)
+check "nvme connect -t rdma (read, write and poll I/O queues, depth 128)" nvme_host_connect
+c=$(nvme_ctrl)
 ktap_print_msg "controller $c: queue_count $(cat /sys/class/nvme/$c/queue_count 2>/dev/null), sqsize $(cat /sys/class/nvme/$c/sqsize 2>/dev/null)"
 check "all 4 queues up (admin + 3 I/O)" test "$(cat "/sys/class/nvme/$c/queue_count" 2>/dev/null)" = 4
 dev=/dev/${c}n1
@@ -122,21 +73,21 @@ ulp_fio nvme4k1 "$dev" 4k 1
 ulp_fio nvme128k32 "$dev" 128k 32
 ulp_fio nvme128k1 "$dev" 128k 1
 ulp_fio nvme4k32poll "$dev" 4k 32 --ioengine=io_uring --hipri
-check "nvme disconnect" disconnect
-check "nvme connect again" connect
-ulp_fio nvme4k32 "/dev/$(ctrl)n1" 4k 32 --verify_only
+check "nvme disconnect" nvme_host_disconnect
+check "nvme connect again" nvme_host_connect
+ulp_fio nvme4k32 "/dev/$(nvme_ctrl)n1" 4k 32 --verify_only
 
 pair_barrier_sh nvme-away
-c=$(ctrl)
+c=$(nvme_ctrl)
 check "the host sees the target go (controller $c leaves live)" \
-	wait_for 60 eval '! state_is live'
+	wait_for 60 eval '! nvme_state_is live'
 pair_barrier_sh nvme-back
 check "the host reconnects the same controller within ctrl-loss-tmo" \
-	wait_for 120 eval 'state_is live && [ "$(ctrl)" = "$c" ]'
+	wait_for 120 eval 'nvme_state_is live && [ "$(nvme_ctrl)" = "$c" ]'
 ulp_fio nvme4k32 "/dev/${c}n1" 4k 32 --verify_only
 
 check "nvme disconnect, nvme-rdma unloaded" \
-	eval 'disconnect && modprobe -r nvme-rdma nvme-fabrics'
+	eval 'nvme_host_disconnect && modprobe -r nvme-rdma nvme-fabrics'
 after=$(ulp_res)
 ktap_print_msg "RDMA objects after: $after"
 check "no RDMA object left behind (rdma res)" test "$after" = "$before"
