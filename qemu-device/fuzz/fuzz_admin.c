@@ -9,7 +9,7 @@
  * address the device computed wrongly.
  *
  * The input is a list of operations: program the admin queue, AEQ and
- * Ethernet rings; build one of the 31 admin commands from fields (with
+ * Ethernet rings; build one of the 32 admin commands from fields (with
  * memory descriptors and page tables that are valid, or nearly) or take
  * 128 raw bytes; write any register; write any bytes anywhere in RAM;
  * ring any BAR2 doorbell; run bottom halves; fire timers; flip the link;
@@ -220,7 +220,10 @@ static const uint16_t opcodes[] = {
     VRNIC_AQ_OP_CREATE_SRQ, VRNIC_AQ_OP_MODIFY_SRQ, VRNIC_AQ_OP_QUERY_SRQ,
     VRNIC_AQ_OP_DESTROY_SRQ, VRNIC_AQ_OP_ATTACH_MCAST,
     VRNIC_AQ_OP_DETACH_MCAST, VRNIC_AQ_OP_ALLOC_MW, VRNIC_AQ_OP_DEALLOC_MW,
+    VRNIC_AQ_OP_ALLOC_MR,
 };
+static_assert(sizeof(opcodes) / sizeof(opcodes[0]) == SEED_ADMIN_OPCODES,
+              "the seeds build each opcode by its index");
 
 static uint32_t query_len(uint16_t op)
 {
@@ -416,6 +419,26 @@ static void build_cmd(FuzzIn *in, FuzzCmd *c)
         c->mw.type = fin_u8(in) % 4;
         c->mw.key_byte = fin_u8(in);
         break;
+    case VRNIC_AQ_OP_ALLOC_MR: {
+        uint8_t m = fin_u8(in);
+        uint32_t max = fin_u16(in) % (VRNIC_FRMR_MAX_PAGES + 1);
+
+        /* 0 .. VRNIC_FRMR_MAX_PAGES, just past it, or anything. */
+        if (m & 0x80) {
+            max = fin_u32(in);
+        } else if (m & 0x40) {
+            max = VRNIC_FRMR_MAX_PAGES + (m & 1);
+        }
+        c->alloc_mr.pdn = htole32(pick_num(in));
+        c->alloc_mr.max_pages = htole32(max);
+        c->alloc_mr.key_byte = fin_u8(in);
+        if (m & 0x20) {
+            uint8_t at = fin_u8(in);
+
+            c->alloc_mr.rsvd0[at % sizeof(c->alloc_mr.rsvd0)] = at | 1;
+        }
+        break;
+    }
     default:
         fin_bytes(in, c->raw + 8, 32);
         break;

@@ -164,7 +164,9 @@ void *fuzz_ptr(FuzzBus *b, uint64_t gpa, uint64_t len)
     return b->ram + (gpa - FUZZ_RAM_BASE);
 }
 
-void fuzz_hand(FuzzBus *b, uint64_t gpa, uint64_t len)
+/* [gpa, gpa + len) handed to the device (1) or taken back (0). */
+static void fuzz_set_handed(FuzzBus *b, uint64_t gpa, uint64_t len,
+                            uint8_t handed)
 {
     uint64_t off;
 
@@ -172,12 +174,23 @@ void fuzz_hand(FuzzBus *b, uint64_t gpa, uint64_t len)
         return;
     }
     if (!fuzz_in_ram(b, gpa, len)) {
-        fuzz_fail(b, "harness: hand 0x%" PRIx64 " outside RAM", gpa);
+        fuzz_fail(b, "harness: %s 0x%" PRIx64 " outside RAM",
+                  handed ? "hand" : "unhand", gpa);
     }
     off = gpa - FUZZ_RAM_BASE;
-    memset(b->handed + (off >> FUZZ_GRANULE_SHIFT), 1,
+    memset(b->handed + (off >> FUZZ_GRANULE_SHIFT), handed,
            ((off + len - 1) >> FUZZ_GRANULE_SHIFT) -
            (off >> FUZZ_GRANULE_SHIFT) + 1);
+}
+
+void fuzz_hand(FuzzBus *b, uint64_t gpa, uint64_t len)
+{
+    fuzz_set_handed(b, gpa, len, 1);
+}
+
+void fuzz_unhand(FuzzBus *b, uint64_t gpa, uint64_t len)
+{
+    fuzz_set_handed(b, gpa, len, 0);
 }
 
 void fuzz_hand_all(FuzzBus *b)
@@ -188,8 +201,10 @@ void fuzz_hand_all(FuzzBus *b)
 uint64_t fuzz_alloc(FuzzBus *b, uint64_t size, uint64_t align)
 {
     uint64_t off = (b->next_alloc + align - 1) & ~(align - 1);
+    /* A granule of canary below fuzz_alloc_top's allocations too. */
+    uint64_t end = b->top - (1u << FUZZ_GRANULE_SHIFT);
 
-    if (!size || off > b->ram_size || size > b->ram_size - off) {
+    if (!size || off > end || size > end - off) {
         return 0;
     }
     /* At least one granule of canary after every allocation. */
@@ -197,6 +212,18 @@ uint64_t fuzz_alloc(FuzzBus *b, uint64_t size, uint64_t align)
     fuzz_hand(b, FUZZ_RAM_BASE + off, size);
     memset(fuzz_ptr(b, FUZZ_RAM_BASE + off, size), 0, size);
     return FUZZ_RAM_BASE + off;
+}
+
+uint64_t fuzz_alloc_top(FuzzBus *b, uint64_t size)
+{
+    if (!size || size & ((1u << FUZZ_PAGE_SHIFT) - 1) || size > b->top ||
+        b->top - size < b->next_alloc + (1u << FUZZ_GRANULE_SHIFT)) {
+        return 0;
+    }
+    b->top -= size;
+    fuzz_hand(b, FUZZ_RAM_BASE + b->top, size);
+    memset(fuzz_ptr(b, FUZZ_RAM_BASE + b->top, size), 0, size);
+    return FUZZ_RAM_BASE + b->top;
 }
 
 static bool fuzz_forbidden(uint64_t v)
@@ -571,6 +598,7 @@ void fuzz_bus_start(FuzzBus *b)
     }
     memset(b->handed, 0, b->ram_size >> FUZZ_GRANULE_SHIFT);
     b->next_alloc = 0;
+    b->top = b->ram_size;
     b->in_mmio = false;
     b->ctx = NULL;
     b->ctx_dma = 0;

@@ -67,6 +67,7 @@ struct FuzzBus {
     uint8_t *handed;        /* one byte per granule: 1 = handed out */
     uint8_t *dirty;         /* one byte per 4 KiB page: needs zeroing */
     uint64_t next_alloc;    /* bump allocator, offset into ram */
+    uint64_t top;           /* fuzz_alloc_top's allocations start here */
     uint8_t *devmem;
     bool started;           /* the core exists (fuzz_bus_start) */
 
@@ -126,7 +127,16 @@ void fuzz_link(FuzzBus *a, FuzzBus *b);
  * unhanded gap (a canary) after it; 0 when RAM is exhausted.
  */
 uint64_t fuzz_alloc(FuzzBus *b, uint64_t size, uint64_t align);
+/*
+ * size bytes (a multiple of 4 KiB) at the top of the RAM, below earlier
+ * such allocations and above what fuzz_alloc hands out: a device page of
+ * any size that starts in them reaches only them, and past the end of the
+ * RAM no memory at all. 0 when RAM is exhausted.
+ */
+uint64_t fuzz_alloc_top(FuzzBus *b, uint64_t size);
 void fuzz_hand(FuzzBus *b, uint64_t gpa, uint64_t len);
+/* [gpa, gpa + len) is no longer the device's: a DMA there is a canary hit. */
+void fuzz_unhand(FuzzBus *b, uint64_t gpa, uint64_t len);
 void fuzz_hand_all(FuzzBus *b);
 /*
  * Host pointer to [gpa, gpa + len) of RAM (abort if it is not RAM);

@@ -86,6 +86,7 @@ static unsigned fuzz_node_mr_post(FuzzNode *n, unsigned i)
     case FUZZ_MR_ALL:
         m->len = 16384;
         m->iova = FUZZ_MR_IOVA + FUZZ_MR_STRIDE * i;
+        m->buf_len = m->len;
         m->buf = fuzz_must_alloc(b, m->len, 4096);
         fuzz_mem_inline(&c.mr.mem, m->iova, m->len, 12);
         for (unsigned p = 0; p < 4; p++) {
@@ -98,7 +99,8 @@ static unsigned fuzz_node_mr_post(FuzzNode *n, unsigned i)
 
         m->len = 16384;
         m->iova = FUZZ_MR_IOVA + FUZZ_MR_STRIDE * i + 0x100;
-        m->buf = fuzz_must_alloc(b, 5 * 4096, 4096);
+        m->buf_len = 5 * 4096;
+        m->buf = fuzz_must_alloc(b, m->buf_len, 4096);
         m->table = fuzz_must_alloc(b, 4096, 4096);
         tbl = fuzz_ptr(b, m->table, 4096);
         for (unsigned p = 0; p < 5; p++) {
@@ -116,6 +118,7 @@ static unsigned fuzz_node_mr_post(FuzzNode *n, unsigned i)
         m->len = 8192;
         m->iova = FUZZ_MR_IOVA + FUZZ_MR_STRIDE * i;
         m->access = VRNIC_ACCESS_REMOTE_READ;
+        m->buf_len = m->len;
         m->buf = fuzz_must_alloc(b, m->len, 4096);
         fuzz_mem_inline(&c.mr.mem, m->iova, m->len, 12);
         for (unsigned p = 0; p < 2; p++) {
@@ -193,7 +196,7 @@ bool fuzz_qp_create(FuzzNode *n, unsigned i)
 
 void fuzz_node_init(FuzzNode *n, FuzzBus *b, uint8_t id)
 {
-    unsigned gid, eq, pd, cq[2], mr[FUZZ_NODE_MRS], srq, mw;
+    unsigned gid, eq, pd, cq[2], mr[FUZZ_MR_FRMR], srq, mw, frmr;
     FuzzCmd c;
 
     memset(n, 0, sizeof(*n));
@@ -235,7 +238,7 @@ void fuzz_node_init(FuzzNode *n, FuzzBus *b, uint8_t id)
         fuzz_mem_queue(&c.cq.mem, n->cq_mem[i], len);
         cq[i] = fuzz_aq_post(b, &c);
     }
-    for (unsigned i = 0; i < FUZZ_NODE_MRS; i++) {
+    for (unsigned i = 0; i < FUZZ_MR_FRMR; i++) {
         mr[i] = fuzz_node_mr_post(n, i);
     }
     n->srq_mem = fuzz_must_alloc(b, 1u << (FUZZ_SRQ_LOG + FUZZ_SRQ_SHIFT),
@@ -254,11 +257,14 @@ void fuzz_node_init(FuzzNode *n, FuzzBus *b, uint8_t id)
     c.mw.type = VRNIC_MW_TYPE_2;
     c.mw.key_byte = 0x77;
     mw = fuzz_aq_post(b, &c);
+    /* After the window: its index stays 5, the one seeds name. */
+    fuzz_frmr_alloc_cmd(n, &c, VRNIC_FRMR_MAX_PAGES, 0x10 + FUZZ_MR_FRMR);
+    frmr = fuzz_aq_post(b, &c);
     fuzz_aq_flush(b);
     for (unsigned i = 0; i < 2; i++) {
         n->cqn[i] = fuzz_must(b, cq[i], "CREATE_CQ");
     }
-    for (unsigned i = 0; i < FUZZ_NODE_MRS; i++) {
+    for (unsigned i = 0; i < FUZZ_MR_FRMR; i++) {
         n->mr[i].key = fuzz_must(b, mr[i], "REG_MR");
         n->mr[i].live = true;
     }
@@ -268,6 +274,14 @@ void fuzz_node_init(FuzzNode *n, FuzzBus *b, uint8_t id)
     for (unsigned i = 0; i < FUZZ_SPARE_PAGES; i++) {
         n->spare[i] = fuzz_must_alloc(b, 4096, 4096);
     }
+    n->mr[FUZZ_MR_FRMR].buf = fuzz_alloc_top(b, FUZZ_FRMR_LEN);
+    n->mr[FUZZ_MR_FRMR].buf_len = FUZZ_FRMR_LEN;
+    n->frmr_list = fuzz_alloc_top(b, FUZZ_FRMR_LIST_LEN);
+    if (!n->mr[FUZZ_MR_FRMR].buf || !n->frmr_list) {
+        fuzz_fail(b, "harness: RAM exhausted by the setup");
+    }
+    fuzz_frmr_allocated(n, fuzz_must(b, frmr, "ALLOC_MR"),
+                        VRNIC_FRMR_MAX_PAGES);
 }
 
 uint8_t fuzz_modify(FuzzNode *n, uint32_t qpn, uint32_t mask, uint32_t state,
@@ -510,4 +524,80 @@ void fuzz_post_srq_simple(FuzzNode *n, unsigned m, uint32_t off, uint32_t len)
                   off, len);
     n->srq_pi++;
     fuzz_db(n->b, 0, VRNIC_DB_SRQ, n->srqn, n->srq_pi);
+}
+
+void fuzz_mr_unhand(FuzzNode *n, const FuzzMr *m)
+{
+    if (m->buf) {
+        fuzz_unhand(n->b, m->buf, m->buf_len);
+    }
+    if (m->table) {
+        fuzz_unhand(n->b, m->table, 4096);
+    }
+}
+
+void fuzz_frmr_alloc_cmd(const FuzzNode *n, FuzzCmd *c, uint32_t max_pages,
+                         uint8_t key_byte)
+{
+    fuzz_cmd_init(c, VRNIC_AQ_OP_ALLOC_MR);
+    c->alloc_mr.pdn = htole32(n->pdn);
+    c->alloc_mr.max_pages = htole32(max_pages);
+    c->alloc_mr.key_byte = key_byte;
+}
+
+void fuzz_frmr_allocated(FuzzNode *n, uint32_t key, uint32_t max_pages)
+{
+    FuzzMr *m = &n->mr[FUZZ_MR_FRMR];
+
+    m->key = key;
+    m->iova = FUZZ_FRMR_IOVA;
+    m->len = m->buf_len;
+    m->access = 0;
+    m->live = true;
+    n->frmr_max = max_pages;
+    fuzz_hand(n->b, m->buf, m->buf_len);
+}
+
+void fuzz_frmr_reg(FuzzNode *n, struct vrnic_reg_mr_wqe *w, uint8_t key_byte,
+                   uint32_t access, unsigned shift, uint64_t iova,
+                   uint64_t len)
+{
+    FuzzMr *m = &n->mr[FUZZ_MR_FRMR];
+
+    m->key = (m->key & VRNIC_KEY_INDEX_MASK) | key_byte;
+    m->iova = iova;
+    m->len = len;
+    m->access = access;
+    w->opcode = VRNIC_WQE_OP_REG_MR;
+    w->page_shift = shift;
+    w->key = htole32(m->key);
+    w->access = htole32(access);
+    w->npages = htole32(((iova + len - 1) >> shift) - (iova >> shift) + 1);
+    w->iova = htole64(iova);
+    w->length = htole64(len);
+    w->pbl_addr = htole64(n->frmr_list);
+}
+
+void fuzz_frmr_reg_range(FuzzNode *n, struct vrnic_reg_mr_wqe *w,
+                         uint8_t key_byte, uint32_t access, unsigned shift,
+                         uint32_t off, uint32_t len)
+{
+    const FuzzMr *m = &n->mr[FUZZ_MR_FRMR];
+    uint64_t psz = 1ull << shift;
+    uint64_t base = psz <= m->buf_len ? m->buf : FUZZ_NOT_RAM;
+    uint64_t span = MAX(m->buf_len, psz);
+    uint64_t first, *list;
+    uint32_t np;
+
+    off %= span;
+    len = 1 + len % (span - off);
+    first = base + (off & ~(psz - 1));
+    /* iova's offset in its first page is off's: iova + i is base + off + i. */
+    fuzz_frmr_reg(n, w, key_byte, access, shift,
+                  (FUZZ_FRMR_IOVA & ~(psz - 1)) + off, len);
+    np = le32toh(w->npages);
+    list = fuzz_ptr(n->b, n->frmr_list, np * 8ull);
+    for (uint32_t k = 0; k < np; k++) {
+        list[k] = htole64(first + k * psz);
+    }
 }

@@ -1,11 +1,12 @@
 /*
  * Device setups for the fuzz targets: a node is one vrnic core on a
  * FuzzBus with a GID, an EQ, a PD, CQs, MRs over handed buffers, an SRQ,
- * a memory window and QPs of every type, all created through the admin
- * queue as a driver would. The targets then post WQEs, ring doorbells and
- * inject frames against it. Command builders here follow
- * qemu-device/tests/obj_helpers.h; they are separate because they work on
- * a FuzzBus (handed-out memory, oracles), not the unit tests' FakeBus.
+ * a memory window, a fast-registration MR and QPs of every type, all
+ * created through the admin queue as a driver would. The targets then
+ * post WQEs, ring doorbells and inject frames against it. Command
+ * builders here follow qemu-device/tests/obj_helpers.h; they are separate
+ * because they work on a FuzzBus (handed-out memory, oracles), not the
+ * unit tests' FakeBus.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -23,6 +24,7 @@ typedef union FuzzCmd {
     struct vrnic_aq_alloc_pd pd;
     struct vrnic_aq_reg_mr mr;
     struct vrnic_aq_alloc_mw mw;
+    struct vrnic_aq_alloc_mr alloc_mr;
     struct vrnic_aq_create_eq eq;
     struct vrnic_aq_create_cq cq;
     struct vrnic_aq_create_qp qp;
@@ -56,6 +58,8 @@ void fuzz_mem_inline(struct vrnic_mem_desc *d, uint64_t addr, uint64_t len,
 #define FUZZ_MR_IOVA    0x700000000000ull
 #define FUZZ_MR_STRIDE  0x100000ull
 #define FUZZ_Q_IOVA     0x600000000000ull
+/* Neither RAM nor near a canary, aligned to any page size: DMA fails. */
+#define FUZZ_NOT_RAM    (1ull << 40)
 
 #define FUZZ_ACC_ALL (VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_READ | \
                       VRNIC_ACCESS_REMOTE_WRITE | VRNIC_ACCESS_REMOTE_ATOMIC | \
@@ -86,8 +90,25 @@ enum {
     FUZZ_MR_TABLE,      /* 16 KiB, every right, through a level-1 table */
     FUZZ_MR_RO,         /* 8 KiB, local read and remote read only */
     FUZZ_MR_DM,         /* device memory (BAR5), every right */
+    /*
+     * Fast registration (ALLOC_MR, max_pages VRNIC_FRMR_MAX_PAGES): no
+     * mapping until a REG_MR WQE, then what that WQE's page list says.
+     * The MRs before it are registered by the REG_MR command.
+     */
+    FUZZ_MR_FRMR,
     FUZZ_NODE_MRS,
 };
+
+/*
+ * The FRMR's RAM: FUZZ_FRMR_LEN at the very top of the RAM (fuzz_alloc_top),
+ * with its page list below it. Every page address REG_MR WQEs name is in
+ * it or not RAM at all, so a page of any size starting there reaches only
+ * it: whatever list, page size and range a WQE (or raw bytes) pairs, the
+ * device never has a reason to touch memory not handed out.
+ */
+#define FUZZ_FRMR_LEN       0x10000u
+#define FUZZ_FRMR_LIST_LEN  (VRNIC_FRMR_MAX_PAGES * 8u)
+#define FUZZ_FRMR_IOVA      (FUZZ_MR_IOVA + FUZZ_MR_STRIDE * FUZZ_MR_FRMR)
 
 typedef struct FuzzQp {
     uint32_t qpn;
@@ -107,6 +128,7 @@ typedef struct FuzzMr {
     uint32_t key;
     uint64_t iova, len;
     uint64_t buf;           /* RAM behind it (0: device memory) */
+    uint64_t buf_len;
     uint64_t table;         /* FUZZ_MR_TABLE: the table page */
     uint32_t access;
     bool live;
@@ -131,7 +153,13 @@ typedef struct FuzzNode {
     uint64_t srq_mem;
     uint16_t srq_pi;
     uint32_t mw_key;        /* a type 2 window, unbound at start */
+    /*
+     * mr[FUZZ_MR_FRMR] is what the harness last asked its REG_MR WQE
+     * for (key, iova, len, access), as a ULP uses the key it posted.
+     */
     FuzzMr mr[FUZZ_NODE_MRS];
+    uint64_t frmr_list;     /* the page list REG_MR WQEs name */
+    uint32_t frmr_max;      /* the FRMR's max_pages */
     FuzzQp qp[FUZZ_NODE_QPS];
     /*
      * Pages handed out and never taken back: what a hostile table
@@ -145,8 +173,8 @@ void fuzz_gid_v4(uint8_t gid[16], uint8_t id);
 
 /*
  * Bring a node up on a started bus: AQ, AEQ, GID 0, EQ, PD, CQs, MRs,
- * SRQ and window, in two batches of commands. QPs are created on first
- * use (fuzz_pair_ensure), since an input rarely uses all of them and
+ * SRQ, window and FRMR, in two batches of commands. QPs are created on
+ * first use (fuzz_pair_ensure), since an input rarely uses all of them and
  * every one costs a CREATE_QP and three MODIFY_QPs per execution. Aborts
  * if a command the setup needs fails (a harness bug, or a core change to
  * look at).
@@ -180,5 +208,30 @@ void fuzz_cq_set_ci(FuzzNode *n, unsigned i, uint32_t ci);
 void fuzz_post_recv_simple(FuzzNode *n, FuzzQp *q, unsigned m, uint32_t off,
                            uint32_t len);
 void fuzz_post_srq_simple(FuzzNode *n, unsigned m, uint32_t off, uint32_t len);
+
+/* DEREG_MR of m completed: its RAM is the guest's again. */
+void fuzz_mr_unhand(FuzzNode *n, const FuzzMr *m);
+
+/* ALLOC_MR of an FRMR on the node's PD. */
+void fuzz_frmr_alloc_cmd(const FuzzNode *n, FuzzCmd *c, uint32_t max_pages,
+                         uint8_t key_byte);
+/* ALLOC_MR gave key: it is the node's FRMR, invalid, its RAM handed out. */
+void fuzz_frmr_allocated(FuzzNode *n, uint32_t key, uint32_t max_pages);
+/*
+ * The fields of a REG_MR WQE of the node's FRMR (opcode, key with
+ * key_byte, access, page size, the range and its page count, the list
+ * address), and the harness's view of it. The caller writes the list.
+ */
+void fuzz_frmr_reg(FuzzNode *n, struct vrnic_reg_mr_wqe *w, uint8_t key_byte,
+                   uint32_t access, unsigned shift, uint64_t iova,
+                   uint64_t len);
+/*
+ * The same over bytes [off, off + len) of the FRMR's RAM (both reduced to
+ * fit), in pages of 2^shift bytes taken in order and written to the
+ * list; pages larger than its RAM are not RAM.
+ */
+void fuzz_frmr_reg_range(FuzzNode *n, struct vrnic_reg_mr_wqe *w,
+                         uint8_t key_byte, uint32_t access, unsigned shift,
+                         uint32_t off, uint32_t len);
 
 #endif

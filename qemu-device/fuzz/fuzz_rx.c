@@ -7,12 +7,13 @@
  * (captured rdma_rxe frames come in this way), frames built from fields
  * with the device's own codec (vrnic_pkt_build: any implemented opcode,
  * PSNs near the QP's expected one, keys and addresses of the device's MRs
- * or anything), answers to the requests the device sent (ACKs, NAKs, READ
- * responses, atomic ACKs, right or wrong), and device-side work: post
- * sends (so answers have something to match) and receives, run bottom
- * halves, fire timers, change QP states, stall the backend. Every frame
- * the device sends must pass its own parser; its DMA stays within what
- * the harness handed out.
+ * - its FRMR among them - or anything), answers to the requests the device
+ * sent (ACKs, NAKs, READ responses, atomic ACKs, right or wrong), and
+ * device-side work: post sends (so answers have something to match) and
+ * receives, register and invalidate the FRMR, run bottom halves, fire
+ * timers, change QP states, stall the backend. Every frame the device
+ * sends must pass its own parser; its DMA stays within what the harness
+ * handed out.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -372,7 +373,15 @@ static void op_build(FuzzIn *in, FuzzQp *q, const VrnicPkt *base)
         h.aeth.syndrome = fin_u8(in);
         h.aeth.msn = fin_u32(in) & 0xffffff;
         h.imm = fin_u32(in);
-        h.ieth_rkey = (ctl & 0x40) ? fin_u32(in) : dev.mw_key;
+        /* The window, the FRMR with its current key byte or another. */
+        if (ctl & 0x40) {
+            h.ieth_rkey = fin_u32(in);
+        } else if (!(ctl3 & 0x08)) {
+            h.ieth_rkey = dev.mw_key;
+        } else {
+            h.ieth_rkey = dev.mr[FUZZ_MR_FRMR].key ^
+                          ((ctl3 & 0x10) ? fin_u8(in) : 0);
+        }
         /*
          * The path MTU (what FIRST/MIDDLE must carry), near it, or any
          * size up to past the largest path MTU.
@@ -522,30 +531,38 @@ static void op_state(FuzzIn *in, FuzzQp *q)
     }
 }
 
+/*
+ * A key-table WQE (BIND_MW, REG_MR, LOCAL_INV) on q, run at once: no
+ * packet goes out.
+ */
+static void post_local(FuzzQp *q, const void *wqe, size_t len)
+{
+    uint8_t *slot = fuzz_ptr(bus, fuzz_sq_slot(q, q->sq_pi),
+                             1u << FUZZ_SQ_SHIFT);
+
+    memset(slot, 0, 1u << FUZZ_SQ_SHIFT);
+    memcpy(slot, wqe, len);
+    q->sq_pi++;
+    fuzz_db(bus, 0, VRNIC_DB_SQ, q->qpn, q->sq_pi);
+    fuzz_settle(bus);
+}
+
 static void op_admin(FuzzIn *in, FuzzQp *q)
 {
     uint8_t kind = fin_u8(in);
     FuzzMr *m = &dev.mr[(kind >> 4) % FUZZ_NODE_MRS];
+    bool rc_uc = q->type == VRNIC_QP_TYPE_RC || q->type == VRNIC_QP_TYPE_UC;
     FuzzCmd c;
     uint64_t r;
 
-    switch (kind % 4) {
+    switch (kind % 6) {
     case 0:
         fuzz_cmd_init(&c, VRNIC_AQ_OP_DEREG_MR);
         c.destroy.handle = htole32(m->key);
         if (m->live && fuzz_aq_exec(bus, &c, NULL) == VRNIC_AQ_STS_OK) {
             /* Its pages are the guest's again: a DMA there is a hit. */
             m->live = false;
-            if (m->buf) {
-                memset(bus->handed + ((m->buf - FUZZ_RAM_BASE) >>
-                                      FUZZ_GRANULE_SHIFT), 0,
-                       (m->table ? 5 * 4096 : m->len) >> FUZZ_GRANULE_SHIFT);
-            }
-            if (m->table) {
-                memset(bus->handed + ((m->table - FUZZ_RAM_BASE) >>
-                                      FUZZ_GRANULE_SHIFT), 0,
-                       4096 >> FUZZ_GRANULE_SHIFT);
-            }
+            fuzz_mr_unhand(&dev, m);
         }
         break;
     case 1:
@@ -567,28 +584,63 @@ static void op_admin(FuzzIn *in, FuzzQp *q)
         c.mcast.gid[15] = fin_u8(in) % 4;
         fuzz_aq_exec(bus, &c, NULL);
         break;
-    default: {
+    case 3: {
         /*
          * Bind the window over MR_ALL through q, so SEND with
          * Invalidate and remote accesses through it have a target.
          */
-        struct vrnic_bind_mw_wqe *w;
+        struct vrnic_bind_mw_wqe w = {
+            .opcode = VRNIC_WQE_OP_BIND_MW,
+            .flags = VRNIC_WQE_FLAG_SIGNALED,
+            .mw_key = htole32(dev.mw_key),
+            .mr_key = htole32(dev.mr[FUZZ_MR_ALL].key),
+            .access = htole32(FUZZ_ACC_ALL & ~VRNIC_ACCESS_MW_BIND),
+        };
 
-        if (q->type != VRNIC_QP_TYPE_RC && q->type != VRNIC_QP_TYPE_UC) {
+        if (!rc_uc) {
             break;
         }
-        w = fuzz_ptr(bus, fuzz_sq_slot(q, q->sq_pi), 1u << FUZZ_SQ_SHIFT);
-        memset(w, 0, 1u << FUZZ_SQ_SHIFT);
-        w->opcode = VRNIC_WQE_OP_BIND_MW;
-        w->flags = VRNIC_WQE_FLAG_SIGNALED;
-        w->mw_key = htole32(dev.mw_key);
-        w->mr_key = htole32(dev.mr[FUZZ_MR_ALL].key);
-        w->access = htole32(FUZZ_ACC_ALL & ~VRNIC_ACCESS_MW_BIND);
-        w->addr = htole64(dev.mr[FUZZ_MR_ALL].iova + (fin_u8(in) << 4));
-        w->length = htole64(fin_u16(in) % 8192);
-        q->sq_pi++;
-        fuzz_db(bus, 0, VRNIC_DB_SQ, q->qpn, q->sq_pi);
-        fuzz_settle(bus);
+        w.addr = htole64(dev.mr[FUZZ_MR_ALL].iova + (fin_u8(in) << 4));
+        w.length = htole64(fin_u16(in) % 8192);
+        post_local(q, &w, sizeof(w));
+        break;
+    }
+    case 4: {
+        /*
+         * REG_MR of the FRMR through q: a range of its RAM, key byte,
+         * rights and page size (4 KiB to past its RAM) of the input, so
+         * that frames through it and SEND with Invalidate of it land.
+         */
+        struct vrnic_reg_mr_wqe w = {
+            .flags = VRNIC_WQE_FLAG_SIGNALED,
+        };
+        uint8_t kb, a, sh;
+        uint16_t off;
+
+        if (!rc_uc) {
+            break;
+        }
+        kb = fin_u8(in);
+        a = fin_u8(in);
+        sh = fin_u8(in);
+        off = fin_u16(in);
+        fuzz_frmr_reg_range(&dev, &w, kb, a & VRNIC_ACCESS_ALL, 12 + sh % 6,
+                            off, fin_u16(in));
+        post_local(q, &w, sizeof(w));
+        break;
+    }
+    default: {
+        /* LOCAL_INV of the FRMR through q, its key byte or another. */
+        struct vrnic_send_wqe w = {
+            .opcode = VRNIC_WQE_OP_LOCAL_INV,
+            .flags = VRNIC_WQE_FLAG_SIGNALED,
+        };
+
+        if (!rc_uc) {
+            break;
+        }
+        w.imm_data = htole32(dev.mr[FUZZ_MR_FRMR].key ^ fin_u8(in));
+        post_local(q, &w, sizeof(w));
         break;
     }
     }

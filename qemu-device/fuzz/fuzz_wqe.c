@@ -4,9 +4,10 @@
  * QPs. Two devices (nodes A and B) share a wire; each has every QP type
  * up (fuzz_dev.h), its rings and buffers handed out exactly, so that any
  * DMA outside them is a canary hit. The input is a list of operations:
- * post (structured or raw bytes), ring doorbells with any index, run the
- * bottom halves, fire timers, poll or corrupt CQ consumer indices, change
- * QP states, deregister or rebind memory under traffic (its memory is
+ * post (structured or raw bytes; REG_MR and LOCAL_INV of the FRMR among
+ * them), ring doorbells with any index, run the bottom halves, fire
+ * timers, poll or corrupt CQ consumer indices, change QP states,
+ * deregister, reallocate or rebind memory under traffic (its memory is
  * then taken back from the device: a later DMA to it is a canary hit),
  * stall the backend (transmit backpressure), drop, duplicate, reorder
  * or rewrite frames on the wire, and configure the port's fault injector.
@@ -70,7 +71,10 @@ static void pick_sge(FuzzIn *in, FuzzNode *n, struct vrnic_sge *s)
     s->lkey = htole32(n->mr[m].key ^ ((ctl & 0x40) ? 0x1 : 0));
 }
 
-/* A remote address and key on the peer: an MR, the window, or garbage. */
+/*
+ * A remote address and key on the peer: an MR (the FRMR as last
+ * registered), the window, or garbage.
+ */
 static void pick_remote(FuzzIn *in, FuzzNode *pn, uint64_t *addr,
                         uint32_t *rkey)
 {
@@ -163,6 +167,132 @@ static void doorbell_sq(FuzzNode *n, FuzzQp *q)
     fuzz_db(n->b, 0, VRNIC_DB_SQ, q->qpn, q->sq_pi);
 }
 
+/*
+ * Entry of an FRMR page list for pages of 2^shift bytes: a page of the
+ * FRMR's RAM, its address plus 8 (aligned to no page size), or no RAM.
+ * Each is safe with any page size (fuzz_dev.h), which is what lets a list
+ * be shared by every REG_MR WQE in flight.
+ */
+static uint64_t frmr_page(const FuzzNode *n, uint8_t sel, unsigned shift)
+{
+    const FuzzMr *f = &n->mr[FUZZ_MR_FRMR];
+
+    switch (sel % 8) {
+    case 6:
+        return f->buf + 8;
+    case 7:
+        return (sel & 0x80) ? 0 : FUZZ_NOT_RAM;
+    default:
+        return f->buf + (((uint64_t)(sel >> 3) << shift) % f->buf_len);
+    }
+}
+
+/*
+ * A REG_MR WQE, usually of the node's FRMR: a range of its RAM page after
+ * page, or npages pages in a pattern of the input (repeated, out of
+ * order, bad ones among them, sometimes more than the FRMR has room for);
+ * then possibly one thing wrong: the page count, the key, the page size
+ * (also past 63), the length or iova, the list's address, a reserved
+ * byte.
+ */
+static void pick_reg_mr(FuzzIn *in, FuzzNode *n, struct vrnic_reg_mr_wqe *w)
+{
+    const FuzzMr before = n->mr[FUZZ_MR_FRMR];
+    uint8_t c = fin_u8(in), kb = fin_u8(in), a = fin_u8(in);
+    uint32_t access = (a & 0x80) ? fin_u32(in) : a & VRNIC_ACCESS_ALL;
+    unsigned shift = 12 + ((c & 0x40) ? fin_u8(in) % 19 : 0);
+    uint8_t k;
+
+    if (c & 1) {
+        uint16_t off = fin_u16(in), len = fin_u16(in);
+
+        fuzz_frmr_reg_range(n, w, kb, access, shift, off, len);
+    } else {
+        uint8_t sel = fin_u8(in), step = fin_u8(in);
+        uint16_t cnt = fin_u16(in);
+        uint32_t np = (cnt & 0x8000) ? n->frmr_max + 1 + cnt % 4 :
+                      1 + cnt % n->frmr_max;
+        uint64_t psz = 1ull << shift;
+        uint64_t first = fin_u16(in) % psz, last = 1 + fin_u16(in) % psz;
+        uint64_t *list = fuzz_ptr(n->b, n->frmr_list, FUZZ_FRMR_LIST_LEN);
+
+        if (np == 1 && last <= first) {
+            last = first + 1;
+        }
+        fuzz_frmr_reg(n, w, kb, access, shift,
+                      (FUZZ_FRMR_IOVA & ~(psz - 1)) + first,
+                      (np - 1) * psz + last - first);
+        for (uint32_t i = 0; i < MIN(np, VRNIC_FRMR_MAX_PAGES); i++) {
+            list[i] = htole64(frmr_page(n, sel + i * step, shift));
+        }
+    }
+    switch ((c >> 1) & 7) {
+    case 4:
+        w->npages = htole32(le32toh(w->npages) + (int8_t)fin_u8(in));
+        break;
+    case 5:
+        /* Not the FRMR: its view stays what it was. */
+        k = fin_u8(in);
+        w->key = htole32((k & 0x80) ? fin_u32(in) : (k & 0x40) ? n->mw_key :
+                         n->mr[k % FUZZ_MR_FRMR].key);
+        n->mr[FUZZ_MR_FRMR] = before;
+        break;
+    case 6:
+        k = fin_u8(in);
+        switch (k % 4) {
+        case 0:
+            w->page_shift = fin_u8(in);
+            break;
+        case 1:
+            w->length = 0;
+            break;
+        case 2:
+            w->length = htole64(fin_u64(in));
+            break;
+        default:
+            w->iova = htole64(fin_u64(in));
+            break;
+        }
+        break;
+    case 7:
+        k = fin_u8(in);
+        switch (k % 4) {
+        case 0:
+            w->pbl_addr = htole64(n->frmr_list + 1 + k % 7);
+            break;
+        case 1:
+            w->pbl_addr = htole64(FUZZ_NOT_RAM);
+            break;
+        case 2:
+            w->rsvd0 = k | 1;
+            break;
+        default:
+            w->rsvd1[k % sizeof(w->rsvd1)] = k | 1;
+            break;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/*
+ * A REG_MR's page list address is the one bus address a WQE holds: one
+ * the fuzzer wrote in raw bytes could name RAM never handed out (a guest
+ * bug, not the device's), so in RAM it becomes the node's list (keeping
+ * a misalignment), whose entries are all safe.
+ */
+static void sq_slot_fix(FuzzNode *n, uint64_t slot)
+{
+    struct vrnic_reg_mr_wqe *w = fuzz_ptr(n->b, slot, sizeof(*w));
+    uint64_t pbl = fuzz_sanitize_addr(le64toh(w->pbl_addr));
+
+    if (w->opcode == VRNIC_WQE_OP_REG_MR) {
+        w->pbl_addr = htole64(fuzz_in_ram(n->b, pbl, 1) ?
+                              n->frmr_list | (pbl & 7) : pbl);
+    }
+}
+
 /* A send WQE built from fields. */
 static void op_send(FuzzIn *in, FuzzNode *n, FuzzQp *q)
 {
@@ -176,7 +306,7 @@ static void op_send(FuzzIn *in, FuzzNode *n, FuzzQp *q)
 
     memset(w, 0, sizeof(w));
     h->wr_id = htole64(fin_u16(in));
-    h->opcode = (opb & 0x80) ? opb : opb % 10;
+    h->opcode = (opb & 0x80) ? opb : opb % (VRNIC_WQE_OP_REG_MR + 1);
     h->flags = fin_u8(in);
     if (!(h->flags & 0x80)) {
         h->flags &= 0xf;
@@ -196,10 +326,27 @@ static void op_send(FuzzIn *in, FuzzNode *n, FuzzQp *q)
         bw->addr = htole64(n->mr[m].iova + off % n->mr[m].len);
         bw->length = htole64(len);
         memset(bw->rsvd1, 0, sizeof(bw->rsvd1));
+    } else if (h->opcode == VRNIC_WQE_OP_REG_MR) {
+        pick_reg_mr(in, n, (void *)w);
     } else if (h->opcode == VRNIC_WQE_OP_LOCAL_INV ||
                h->opcode == VRNIC_WQE_OP_SEND_INV) {
-        h->imm_data = htole32((fin_u8(in) & 1) ? fin_u32(in) :
-                              (pn->mw_key & ~0xffu) | fin_u8(in));
+        /*
+         * Our own key (LOCAL_INV) or the peer's (SEND_INV): the window
+         * with any key byte, the FRMR with its current one or another,
+         * or anything.
+         */
+        FuzzNode *kn = h->opcode == VRNIC_WQE_OP_LOCAL_INV ? n : pn;
+        uint8_t k = fin_u8(in);
+        uint32_t key;
+
+        if (k & 1) {
+            key = fin_u32(in);
+        } else if (k & 2) {
+            key = kn->mr[FUZZ_MR_FRMR].key ^ ((k & 4) ? fin_u8(in) : 0);
+        } else {
+            key = (kn->mw_key & ~0xffu) | fin_u8(in);
+        }
+        h->imm_data = htole32(key);
     } else {
         uint64_t raddr;
         uint32_t rkey;
@@ -240,7 +387,8 @@ static void op_send(FuzzIn *in, FuzzNode *n, FuzzQp *q)
 
         h->inline_len = htole32(len);
         fin_bytes(in, w + data_off, MIN(len, sizeof(w) - data_off));
-    } else if (h->opcode != VRNIC_WQE_OP_BIND_MW) {
+    } else if (h->opcode != VRNIC_WQE_OP_BIND_MW &&
+               h->opcode != VRNIC_WQE_OP_REG_MR) {
         struct vrnic_sge *s = (void *)(w + data_off);
 
         for (unsigned i = 0; i < (h->num_sge & 0x7) &&
@@ -268,6 +416,7 @@ static void op_raw(FuzzIn *in, FuzzNode *n, FuzzQp *q, bool send)
     memset(p, 0, size);
     fin_bytes(in, p, len);
     if (send) {
+        sq_slot_fix(n, slot);
         q->sq_pi++;
         doorbell_sq(n, q);
     } else {
@@ -363,6 +512,9 @@ static void op_rewrite(FuzzIn *in, FuzzNode *n, FuzzQp *q)
         uint32_t len = MIN(fin_u8(in) % 17, size - off);
 
         fin_bytes(in, fuzz_ptr(n->b, slot + off, len), len);
+        if (send) {
+            sq_slot_fix(n, slot);
+        }
         break;
     }
     case 2: {
@@ -416,20 +568,6 @@ static void op_rewrite(FuzzIn *in, FuzzNode *n, FuzzQp *q)
     }
 }
 
-static void unhand_mr(FuzzNode *n, FuzzMr *m)
-{
-    /* The device must not touch a deregistered MR's pages again. */
-    if (m->buf) {
-        memset(n->b->handed + ((m->buf - FUZZ_RAM_BASE) >> FUZZ_GRANULE_SHIFT),
-               0, (m->table ? 5 * 4096 : m->len) >> FUZZ_GRANULE_SHIFT);
-    }
-    if (m->table) {
-        memset(n->b->handed + ((m->table - FUZZ_RAM_BASE) >>
-                               FUZZ_GRANULE_SHIFT),
-               0, 4096 >> FUZZ_GRANULE_SHIFT);
-    }
-}
-
 /* Admin commands under traffic. */
 static void op_admin(FuzzIn *in, FuzzNode *n, FuzzQp *q)
 {
@@ -438,14 +576,14 @@ static void op_admin(FuzzIn *in, FuzzNode *n, FuzzQp *q)
     FuzzCmd c;
     uint64_t r;
 
-    switch (kind % 8) {
+    switch (kind % 9) {
     case 0:
         /* DEREG_MR: its pages are the guest's again. */
         fuzz_cmd_init(&c, VRNIC_AQ_OP_DEREG_MR);
         c.destroy.handle = htole32(m->key);
         if (m->live && fuzz_aq_exec(n->b, &c, NULL) == VRNIC_AQ_STS_OK) {
             m->live = false;
-            unhand_mr(n, m);
+            fuzz_mr_unhand(n, m);
         }
         break;
     case 1:
@@ -473,9 +611,7 @@ static void op_admin(FuzzIn *in, FuzzNode *n, FuzzQp *q)
         c.destroy.handle = htole32(q->qpn);
         if (q->live && fuzz_aq_exec(n->b, &c, NULL) == VRNIC_AQ_STS_OK) {
             q->live = false;
-            memset(n->b->handed + ((q->mem - FUZZ_RAM_BASE) >>
-                                   FUZZ_GRANULE_SHIFT),
-                   0, FUZZ_QP_MEM_LEN >> FUZZ_GRANULE_SHIFT);
+            fuzz_unhand(n->b, q->mem, FUZZ_QP_MEM_LEN);
         }
         break;
     case 4:
@@ -521,6 +657,30 @@ static void op_admin(FuzzIn *in, FuzzNode *n, FuzzQp *q)
             }
         }
         break;
+    case 8: {
+        /*
+         * DEREG_MR of the FRMR (valid or not) and ALLOC_MR again: a new
+         * index (its old key is stale), with room for max_pages of the
+         * input.
+         */
+        FuzzMr *f = &n->mr[FUZZ_MR_FRMR];
+        uint32_t max = 1 + fin_u16(in) % VRNIC_FRMR_MAX_PAGES;
+
+        fuzz_cmd_init(&c, VRNIC_AQ_OP_DEREG_MR);
+        c.destroy.handle = htole32(f->key);
+        if (f->live) {
+            if (fuzz_aq_exec(n->b, &c, NULL) != VRNIC_AQ_STS_OK) {
+                break;      /* windows are bound to it */
+            }
+            f->live = false;
+            fuzz_mr_unhand(n, f);
+        }
+        fuzz_frmr_alloc_cmd(n, &c, max, fin_u8(in));
+        if (fuzz_aq_exec(n->b, &c, &r) == VRNIC_AQ_STS_OK) {
+            fuzz_frmr_allocated(n, r, max);
+        }
+        break;
+    }
     }
 }
 

@@ -4,11 +4,14 @@
  *  - fuzz_rx: every RoCEv2 frame of a real capture (rdma_rxe, the pcap in
  *    ../shared/vectors), eight at a time in capture order, re-addressed to
  *    the fuzz device; frames built with the device's own codec for every
- *    opcode vrnic implements; answers to requests the device sends;
+ *    opcode vrnic implements; answers to requests the device sends; the
+ *    FRMR registered, written, read and invalidated by the peer;
  *  - fuzz_wqe: the transport scenarios of qemu-device/tests/test_xport.c
  *    as operations: every WQE opcode on every QP type, then the recovery
  *    paths (a lost frame and the timer, backpressure, RNR, flush, a
- *    deregistration under traffic);
+ *    deregistration under traffic), then fast registration
+ *    (qemu-device/tests/test_frmr.c): REG_MR, accesses, LOCAL_INV, SEND
+ *    with Invalidate, the refusals;
  *  - fuzz_admin: the bring-up, each admin opcode built from fields, and
  *    the capture's other frames (ARP, IPv6 ND, TCP) on the Ethernet ring.
  * The unit tests' own command sequences and frames come from record.c.
@@ -81,7 +84,7 @@ static void save(const char *target, const char *name, const Seed *s)
 
 /*
  * ---- the fuzz devices' numbers, as they allocate them (next-fit from 1,
- * in fuzz_node_init's order): MRs 1-4, then the window 5.
+ * in fuzz_node_init's order): MRs 1-4, then the window 5 and the FRMR 6.
  */
 static uint32_t mr_key(unsigned m)
 {
@@ -94,6 +97,12 @@ static uint64_t mr_iova(unsigned m)
 }
 
 #define MW_KEY  (5u << 8 | 0x77)
+
+/* The FRMR's key once a REG_MR gave it key_byte. */
+static uint32_t frmr_key(uint8_t key_byte)
+{
+    return 6u << 8 | key_byte;
+}
 
 /* ---- fuzz_wqe ------------------------------------------------------------ */
 
@@ -117,30 +126,46 @@ static void wqe_sge(Seed *s, unsigned m, uint16_t off, uint16_t len)
     le(s, len, 2);
 }
 
-/* op_send in fuzz_wqe.c, field by field. */
-static void wqe_send(Seed *s, bool node_b, unsigned qp, uint8_t opcode,
-                     uint8_t flags, uint16_t len)
+/* The fields of op_send in fuzz_wqe.c that every opcode has. */
+static void wqe_head(Seed *s, bool node_b, unsigned qp, uint8_t opcode,
+                     uint8_t flags)
 {
-    bool ud = qp == FUZZ_QP_UD || qp == FUZZ_QP_GSI;
-
     wqe_op(s, WQE_SEND, node_b, qp);
     u8(s, opcode);
     le(s, 0x1000 + opcode, 2);                  /* wr_id */
     u8(s, VRNIC_WQE_FLAG_SIGNALED | flags);
-    u8(s, opcode == VRNIC_WQE_OP_BIND_MW ? 0 : 1);  /* num_sge */
+    u8(s, opcode == VRNIC_WQE_OP_BIND_MW ||
+       opcode == VRNIC_WQE_OP_REG_MR ? 0 : 1);  /* num_sge */
     le(s, 0x01020304, 4);                       /* imm_data */
+}
+
+/*
+ * op_send in fuzz_wqe.c, field by field. target: the MR a window binds
+ * to, the key an invalidation names (0: the window with key byte kb, 2:
+ * the FRMR, 6: the FRMR with its key byte ^ kb), the peer's MR a remote
+ * access goes to.
+ */
+static void wqe_send_to(Seed *s, bool node_b, unsigned qp, uint8_t opcode,
+                        uint8_t flags, uint16_t len, uint8_t target,
+                        uint8_t kb)
+{
+    bool ud = qp == FUZZ_QP_UD || qp == FUZZ_QP_GSI;
+
+    wqe_head(s, node_b, qp, opcode, flags);
     if (opcode == VRNIC_WQE_OP_BIND_MW) {
-        u8(s, FUZZ_MR_ALL);
+        u8(s, target);
         le(s, 0, 2);
         le(s, 4096, 2);
-        u8(s, 0x78);                            /* the window's key byte */
+        u8(s, kb);                              /* the window's key byte */
         u8(s, 0xf);                             /* every remote right */
     } else if (opcode == VRNIC_WQE_OP_LOCAL_INV ||
                opcode == VRNIC_WQE_OP_SEND_INV) {
-        u8(s, 0);                               /* the window's key */
-        u8(s, 0x78);
+        u8(s, target);
+        if (!(target & 2) || (target & 4)) {
+            u8(s, kb);
+        }
     } else {
-        u8(s, FUZZ_MR_ALL);                     /* pick_remote: MR_ALL */
+        u8(s, target);                          /* pick_remote */
         le(s, 0x100, 2);
         le(s, 5, 8);                            /* compare_add */
         le(s, 9, 8);                            /* swap */
@@ -161,6 +186,64 @@ static void wqe_send(Seed *s, bool node_b, unsigned qp, uint8_t opcode,
         wqe_sge(s, FUZZ_MR_TABLE, 0,
                 opcode >= VRNIC_WQE_OP_ATOMIC_CMP_SWP ? 8 : len);
     }
+}
+
+/* The same to MR_ALL, or naming the window with key byte 0x78. */
+static void wqe_send(Seed *s, bool node_b, unsigned qp, uint8_t opcode,
+                     uint8_t flags, uint16_t len)
+{
+    wqe_send_to(s, node_b, qp, opcode, flags, len, FUZZ_MR_ALL, 0x78);
+}
+
+/*
+ * pick_reg_mr in fuzz_wqe.c up to its layout: c (bit 0: a range, bits
+ * 1-3: what is broken, 0x40: shift follows), the key byte, the rights.
+ */
+static void wqe_reg(Seed *s, bool node_b, unsigned qp, uint8_t c, uint8_t kb,
+                    uint8_t access, uint8_t shift)
+{
+    wqe_head(s, node_b, qp, VRNIC_WQE_OP_REG_MR, 0);
+    u8(s, c);
+    u8(s, kb);
+    u8(s, access);
+    if (c & 0x40) {
+        u8(s, shift - 12);
+    }
+}
+
+/* A REG_MR of [off, off + len) of the FRMR's RAM, pages of 2^shift. */
+static void wqe_reg_range(Seed *s, bool node_b, unsigned qp, uint8_t broken,
+                          uint8_t kb, uint8_t access, uint8_t shift,
+                          uint16_t off, uint16_t len)
+{
+    wqe_reg(s, node_b, qp, 1 | broken << 1 | (shift > 12 ? 0x40 : 0), kb,
+            access, shift);
+    le(s, off, 2);
+    le(s, len - 1, 2);
+}
+
+/*
+ * A REG_MR of 4 KiB pages (cnt: 1 + cnt % max_pages of them, or past it)
+ * sel, sel + step, ... of frmr_page(), the range from first in page 0 to
+ * last in the last page.
+ */
+static void wqe_reg_pages(Seed *s, bool node_b, unsigned qp, uint8_t kb,
+                          uint8_t access, uint8_t sel, uint8_t step,
+                          uint16_t cnt, uint16_t first, uint16_t last)
+{
+    wqe_reg(s, node_b, qp, 0, kb, access, 12);
+    u8(s, sel);
+    u8(s, step);
+    le(s, cnt, 2);
+    le(s, first, 2);
+    le(s, last - 1, 2);
+}
+
+/* op_state in fuzz_wqe.c: RESET, and up again. */
+static void wqe_reset(Seed *s, bool node_b, unsigned qp)
+{
+    wqe_op(s, WQE_STATE, node_b, qp);
+    u8(s, 3);
 }
 
 static void wqe_poll_all(Seed *s)
@@ -297,6 +380,137 @@ static void gen_wqe(void)
     wqe_settle(&s);
     save("fuzz_wqe", "dereg", &s);
 
+    /*
+     * Fast registration (test_frmr.c's flow): B registers a range of its
+     * FRMR; A writes, reads and adds to it; B invalidates it; A's next
+     * write is refused.
+     */
+    s.n = 0;
+    wqe_reg_range(&s, true, FUZZ_QP_RC, 0, 0x15, 0xf, 12, 0x80, 12000);
+    wqe_settle(&s);
+    wqe_send_to(&s, false, FUZZ_QP_RC, VRNIC_WQE_OP_RDMA_WRITE, 0, 3000,
+                FUZZ_MR_FRMR, 0);
+    wqe_settle(&s);
+    wqe_send_to(&s, false, FUZZ_QP_RC, VRNIC_WQE_OP_RDMA_READ, 0, 2000,
+                FUZZ_MR_FRMR, 0);
+    wqe_settle(&s);
+    wqe_send_to(&s, false, FUZZ_QP_RC, VRNIC_WQE_OP_ATOMIC_FETCH_ADD, 0, 8,
+                FUZZ_MR_FRMR, 0);
+    wqe_settle(&s);
+    wqe_send_to(&s, true, FUZZ_QP_RC, VRNIC_WQE_OP_LOCAL_INV, 0, 0, 2, 0);
+    wqe_settle(&s);
+    wqe_send_to(&s, false, FUZZ_QP_RC, VRNIC_WQE_OP_RDMA_WRITE, 0, 64,
+                FUZZ_MR_FRMR, 0);
+    wqe_settle(&s);
+    wqe_poll_all(&s);
+    save("fuzz_wqe", "frmr", &s);
+
+    /*
+     * SEND with Invalidate of B's FRMR, then of its registration after
+     * that with a stale key byte (refused at both ends).
+     */
+    s.n = 0;
+    wqe_reg_range(&s, true, FUZZ_QP_RC, 0, 0x16, 0xf, 12, 0, 8192);
+    wqe_settle(&s);
+    wqe_send_to(&s, false, FUZZ_QP_RC, VRNIC_WQE_OP_SEND_INV, 0, 64, 2, 0);
+    wqe_settle(&s);
+    wqe_reg_range(&s, true, FUZZ_QP_RC, 0, 0x17, 0xf, 12, 0, 8192);
+    wqe_settle(&s);
+    wqe_send_to(&s, false, FUZZ_QP_RC, VRNIC_WQE_OP_SEND_INV, 0, 64, 6, 1);
+    wqe_settle(&s);
+    wqe_poll_all(&s);
+    save("fuzz_wqe", "frmr-send-inv", &s);
+
+    /*
+     * 40 pages of B's FRMR out of order (every third page of its RAM),
+     * written across them; a window bound to it, which LOCAL_INV of the
+     * FRMR then may not pass.
+     */
+    s.n = 0;
+    wqe_reg_pages(&s, true, FUZZ_QP_RC, 0x18, 0x1f, 0, 24, 39, 0x100,
+                  0x80);
+    wqe_settle(&s);
+    wqe_send_to(&s, false, FUZZ_QP_RC, VRNIC_WQE_OP_RDMA_WRITE, 0, 9000,
+                FUZZ_MR_FRMR, 0);
+    wqe_settle(&s);
+    wqe_send_to(&s, true, FUZZ_QP_RC, VRNIC_WQE_OP_BIND_MW, 0, 0,
+                FUZZ_MR_FRMR, 0x79);
+    wqe_send_to(&s, true, FUZZ_QP_RC, VRNIC_WQE_OP_LOCAL_INV, 0, 0, 2, 0);
+    wqe_settle(&s);
+    wqe_poll_all(&s);
+    save("fuzz_wqe", "frmr-pages", &s);
+
+    /*
+     * Every REG_MR refusal pick_reg_mr makes, one at a time on B's UC QP
+     * (RESET and up again after each); then pages larger than the FRMR's
+     * RAM (not RAM: accesses fail) and a second REG_MR of a valid MR.
+     */
+    s.n = 0;
+    {
+        static const uint8_t broken[][2] = {
+            { 4, 1 },       /* npages + 1 */
+            { 5, 0 },       /* MR_ALL's key */
+            { 5, 0x40 },    /* the window's key */
+            { 6, 0 },       /* page shift ... */
+            { 6, 1 },       /* length 0 */
+            { 7, 4 },       /* list address + 5 */
+            { 7, 1 },       /* list not RAM */
+            { 7, 2 },       /* rsvd0 */
+            { 7, 3 },       /* rsvd1 */
+        };
+
+        for (unsigned i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
+            wqe_reg_range(&s, true, FUZZ_QP_UC, broken[i][0], 0x20 + i, 0xf,
+                          12, 0x40, 5000);
+            u8(&s, broken[i][1]);
+            if (broken[i][0] == 6 && broken[i][1] == 0) {
+                u8(&s, 11);                     /* ... 11 */
+            }
+            wqe_settle(&s);
+            wqe_reset(&s, true, FUZZ_QP_UC);
+        }
+    }
+    /* More pages than max_pages; pages not aligned; REMOTE_WRITE alone. */
+    wqe_reg_pages(&s, true, FUZZ_QP_UC, 0x30, 0xf, 0, 8, 0x8000, 0, 4096);
+    wqe_settle(&s);
+    wqe_reset(&s, true, FUZZ_QP_UC);
+    wqe_reg_pages(&s, true, FUZZ_QP_UC, 0x31, 0xf, 6, 8, 3, 0, 4096);
+    wqe_settle(&s);
+    wqe_reset(&s, true, FUZZ_QP_UC);
+    wqe_reg_range(&s, true, FUZZ_QP_UC, 0, 0x32, VRNIC_ACCESS_REMOTE_WRITE,
+                  12, 0, 4096);
+    wqe_settle(&s);
+    wqe_reset(&s, true, FUZZ_QP_UC);
+    wqe_reg_range(&s, true, FUZZ_QP_UC, 0, 0x33, 0xf, 21, 0x1000, 0x8000);
+    wqe_settle(&s);
+    wqe_send_to(&s, false, FUZZ_QP_UC, VRNIC_WQE_OP_RDMA_WRITE, 0, 100,
+                FUZZ_MR_FRMR, 0);
+    wqe_settle(&s);
+    wqe_reg_range(&s, true, FUZZ_QP_UC, 0, 0x34, 0xf, 12, 0, 4096);
+    wqe_settle(&s);
+    wqe_poll_all(&s);
+    save("fuzz_wqe", "frmr-refusals", &s);
+
+    /*
+     * DEREG_MR and ALLOC_MR of B's FRMR with room for 4 pages: 5 are
+     * refused, 4 registered and written.
+     */
+    s.n = 0;
+    wqe_op(&s, WQE_ADMIN, true, FUZZ_QP_RC);
+    u8(&s, 8);
+    le(&s, 3, 2);                               /* max_pages 4 */
+    u8(&s, 0x40);                               /* key byte */
+    wqe_reg_pages(&s, true, FUZZ_QP_RC, 0x41, 0xf, 8, 8, 0x8000, 0, 4096);
+    wqe_settle(&s);
+    wqe_reset(&s, true, FUZZ_QP_RC);
+    wqe_reg_pages(&s, true, FUZZ_QP_RC, 0x42, 0xf, 8, 8, 3, 0, 4096);
+    wqe_settle(&s);
+    wqe_send_to(&s, false, FUZZ_QP_RC, VRNIC_WQE_OP_RDMA_WRITE, 0, 5000,
+                FUZZ_MR_FRMR, 0);
+    wqe_settle(&s);
+    wqe_poll_all(&s);
+    save("fuzz_wqe", "frmr-realloc", &s);
+
     /* Doorbells one ring ahead and behind (test_qp.c's checks). */
     s.n = 0;
     wqe_send(&s, false, FUZZ_QP_UC, VRNIC_WQE_OP_SEND, 0, 16);
@@ -357,6 +571,22 @@ static size_t build(uint8_t *frame, size_t size, uint8_t opcode, uint32_t psn,
     return vrnic_pkt_build(frame, size, &a, &h, payload, plen);
 }
 
+/*
+ * RX_ADMIN's REG_MR of the device's FRMR through its RC QP: every right,
+ * 4 KiB pages over [off, off + len) of its RAM.
+ */
+static void rx_frmr_reg(Seed *s, uint8_t kb, uint16_t off, uint16_t len)
+{
+    u8(s, RX_ADMIN);
+    u8(s, FUZZ_QP_RC);
+    u8(s, 4);                               /* REG_MR */
+    u8(s, kb);
+    u8(s, 0xf);                             /* access */
+    u8(s, 0);                               /* 4 KiB pages */
+    le(s, off, 2);
+    le(s, len - 1, 2);
+}
+
 static void gen_rx_codec(void)
 {
     static const struct {
@@ -414,6 +644,59 @@ static void gen_rx_codec(void)
         }
         rx_tail(&s);
         save("fuzz_rx", msgs[k].name, &s);
+    }
+
+    /*
+     * The device's FRMR registered through its RC QP (RX_ADMIN), then
+     * written, read, added to and invalidated by the peer (SEND with
+     * Invalidate); the peer's write after that is refused.
+     */
+    {
+        static const uint8_t ops[] = {
+            VRNIC_OP(RC, WRITE_ONLY), VRNIC_OP(RC, READ_REQ),
+            VRNIC_OP(RC, FETCH_ADD), VRNIC_OP(RC, SEND_ONLY_INV),
+            VRNIC_OP(RC, WRITE_ONLY),
+        };
+        VrnicPktHdrs h;
+
+        s.n = 0;
+        rx_frmr_reg(&s, 0x15, 0x40, 0x3000);
+        memset(&h, 0, sizeof(h));
+        h.reth.va = FUZZ_FRMR_IOVA + 0x50;
+        h.reth.rkey = frmr_key(0x15);
+        h.reth.len = 200;
+        h.atomic.va = FUZZ_FRMR_IOVA + 0x48;
+        h.atomic.rkey = frmr_key(0x15);
+        h.atomic.swap_add = 3;
+        h.ieth_rkey = frmr_key(0x15);
+        for (unsigned i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+            size_t len = build(frame, sizeof(frame), ops[i], 0, &h,
+                               ops[i] == VRNIC_OP(RC, WRITE_ONLY) ? 200 :
+                               ops[i] == VRNIC_OP(RC, SEND_ONLY_INV) ? 16 : 0);
+
+            rx_raw(&s, frame, len, SEED_RX_READDRESS);
+        }
+        rx_tail(&s);
+        save("fuzz_rx", "frmr-write-inv", &s);
+
+        /*
+         * Registered, invalidated locally (RX_ADMIN), registered again
+         * with a new key byte: a SEND with Invalidate naming the old one
+         * is an invalid request.
+         */
+        s.n = 0;
+        rx_frmr_reg(&s, 0x15, 0, 0x2000);
+        u8(&s, RX_ADMIN);
+        u8(&s, FUZZ_QP_RC);
+        u8(&s, 5);                          /* LOCAL_INV */
+        u8(&s, 0);                          /* its current key */
+        rx_frmr_reg(&s, 0x16, 0, 0x2000);
+        h.ieth_rkey = frmr_key(0x15);
+        rx_raw(&s, frame, build(frame, sizeof(frame),
+                                VRNIC_OP(RC, SEND_ONLY_INV), 0, &h, 16),
+               SEED_RX_READDRESS);
+        rx_tail(&s);
+        save("fuzz_rx", "frmr-stale-inv", &s);
     }
 
     /*
@@ -544,7 +827,7 @@ static void gen_admin(void)
      * Each opcode from fields (build_cmd's selector is its index), after
      * the usual bring-up; the fields are a pattern the builders read.
      */
-    for (unsigned op = 0; op < 31; op++) {
+    for (unsigned op = 0; op < SEED_ADMIN_OPCODES; op++) {
         s.n = 0;
         u8(&s, ADM_STD_SETUP);
         u8(&s, 3);

@@ -74,8 +74,8 @@ static void t_canary_above(void)
 
 static void t_unhanded(void)
 {
-    /* Past everything fuzz_alloc handed out. */
-    eq_at(FUZZ_RAM_BASE + bus->ram_size - 4096);
+    /* Below fuzz_alloc_top's allocations: fuzz_alloc never got there. */
+    eq_at(FUZZ_RAM_BASE + bus->top - 4096);
 }
 
 static void t_mmio_dma(void)
@@ -152,6 +152,23 @@ static void t_dereg_then_dma(void)
     bus->core.ops->dma_write(bus, m->buf, buf, sizeof(buf));
 }
 
+static void t_frmr_dereg_then_dma(void)
+{
+    FuzzMr *f = &node.mr[FUZZ_MR_FRMR];
+    uint8_t buf[8];
+    FuzzCmd c;
+
+    /* As fuzz_wqe does after a DEREG_MR of the FRMR; then a stray DMA. */
+    fuzz_cmd_init(&c, VRNIC_AQ_OP_DEREG_MR);
+    c.destroy.handle = htole32(f->key);
+    if (fuzz_aq_exec(bus, &c, NULL) != VRNIC_AQ_STS_OK) {
+        exit(3);
+    }
+    fuzz_mr_unhand(&node, f);
+    fuzz_ctx_enter(bus, "test");
+    bus->core.ops->dma_write(bus, f->buf + f->buf_len - 8, buf, sizeof(buf));
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -168,6 +185,8 @@ static const struct {
     { "host buffer smaller than the DMA", t_host_buffer, "host buffer" },
     { "frames past the backpressure limit", t_backpressure, "busy backend" },
     { "DMA to a deregistered MR", t_dereg_then_dma, "never handed" },
+    { "DMA to a deregistered FRMR's RAM", t_frmr_dereg_then_dma,
+      "never handed" },
 };
 
 int main(void)
