@@ -160,6 +160,8 @@ uint8_t vrnic_mr_rereg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
 uint8_t vrnic_mr_dereg(VrnicCore *core, const struct vrnic_aq_destroy *c);
 uint8_t vrnic_mr_query(VrnicCore *core, const struct vrnic_aq_query_mr *c);
 uint32_t vrnic_mr_key(const VrnicCore *core, const VrnicMr *mr);
+uint8_t vrnic_key_new(VrnicCore *core, uint32_t pdn, uint8_t key_byte,
+                      VrnicMr **out);
 /* REG_MR's access rules: an AQ status, OK if access may be granted. */
 uint8_t vrnic_mr_check_access(uint32_t access, bool dma);
 

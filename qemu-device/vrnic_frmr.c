@@ -40,12 +40,11 @@ static VrnicMr *vrnic_frmr_by_index(VrnicCore *core, uint32_t key)
 uint8_t vrnic_frmr_alloc(VrnicCore *core, const struct vrnic_aq_alloc_mr *c,
                          uint64_t *result)
 {
-    VrnicObjects *o = &core->obj;
     uint32_t pdn = le32_to_cpu(c->pdn);
     uint32_t max_pages = le32_to_cpu(c->max_pages);
     VrnicPd *pd = vrnic_pd_get(core, pdn);
-    uint32_t index;
     VrnicMr *mr;
+    uint8_t sts;
 
     if (!VRNIC_RSVD_ZERO(c->rsvd0)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
@@ -60,22 +59,13 @@ uint8_t vrnic_frmr_alloc(VrnicCore *core, const struct vrnic_aq_alloc_mr *c,
     if (max_pages == 0 || max_pages > VRNIC_FRMR_MAX_PAGES) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "max_pages", max_pages);
     }
-    if (o->n_mrs >= core->cfg.max_mr) {
-        return VRNIC_REJECT(VRNIC_AQ_STS_NO_RESOURCES, "max_mr", o->n_mrs);
+    sts = vrnic_key_new(core, pdn, c->key_byte, &mr);
+    if (sts) {
+        return sts;
     }
-    index = vrnic_obj_alloc(&o->next_mr, 1, core->cfg.max_mr, o->mrs,
-                            sizeof(*o->mrs));
-    mr = &o->mrs[index];
-    *mr = (VrnicMr) {
-        .live = true,
-        .key_byte = c->key_byte,
-        .pdn = pdn,
-        .frmr = true,
-        .frmr_max = max_pages,
-        .frmr_pages = g_new0(uint64_t, max_pages),
-    };
-    pd->refs++;
-    o->n_mrs++;
+    mr->frmr = true;
+    mr->frmr_max = max_pages;
+    mr->frmr_pages = g_new0(uint64_t, max_pages);
     *result = vrnic_mr_key(core, mr);
     trace_vrnic_frmr_alloc(*result, pdn, max_pages);
     return VRNIC_AQ_STS_OK;

@@ -41,6 +41,29 @@ uint32_t vrnic_mr_key(const VrnicCore *core, const VrnicMr *mr)
     return VRNIC_FIELD_PREP(VRNIC_KEY_INDEX_MASK, index) | mr->key_byte;
 }
 
+/*
+ * A new live entry of the key table for an MR, a window or a
+ * fast-registration MR of pd pdn with key byte key_byte, holding the PD;
+ * NO_RESOURCES when max_mr entries are in use. The caller fills the rest.
+ */
+uint8_t vrnic_key_new(VrnicCore *core, uint32_t pdn, uint8_t key_byte,
+                      VrnicMr **out)
+{
+    VrnicObjects *o = &core->obj;
+    uint32_t index;
+
+    if (o->n_mrs >= core->cfg.max_mr) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_NO_RESOURCES, "max_mr", o->n_mrs);
+    }
+    index = vrnic_obj_alloc(&o->next_mr, 1, core->cfg.max_mr, o->mrs,
+                            sizeof(*o->mrs));
+    *out = &o->mrs[index];
+    **out = (VrnicMr) { .live = true, .key_byte = key_byte, .pdn = pdn };
+    o->pds[pdn].refs++;
+    o->n_mrs++;
+    return VRNIC_AQ_STS_OK;
+}
+
 uint8_t vrnic_pd_alloc(VrnicCore *core, const struct vrnic_aq_alloc_pd *c,
                        uint64_t *result)
 {
@@ -156,7 +179,6 @@ static uint8_t vrnic_mr_parse_dma(const struct vrnic_mem_desc *d, VrnicMem *m)
 uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
                      uint64_t *result)
 {
-    VrnicObjects *o = &core->obj;
     uint32_t pdn = le32_to_cpu(c->pdn);
     uint32_t access = le32_to_cpu(c->access);
     uint32_t flags = le32_to_cpu(c->flags);
@@ -164,7 +186,6 @@ uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     bool devmem = flags & VRNIC_MR_FLAG_DEVICE_MEM;
     VrnicPd *pd = vrnic_pd_get(core, pdn);
     VrnicMem mem;
-    uint32_t index;
     uint8_t sts;
     VrnicMr *mr;
 
@@ -198,22 +219,13 @@ uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     if (sts) {
         return sts;
     }
-    if (o->n_mrs >= core->cfg.max_mr) {
-        return VRNIC_REJECT(VRNIC_AQ_STS_NO_RESOURCES, "max_mr", o->n_mrs);
+    sts = vrnic_key_new(core, pdn, c->key_byte, &mr);
+    if (sts) {
+        return sts;
     }
-    index = vrnic_obj_alloc(&o->next_mr, 1, core->cfg.max_mr, o->mrs,
-                            sizeof(*o->mrs));
-    mr = &o->mrs[index];
-    *mr = (VrnicMr) {
-        .live = true,
-        .key_byte = c->key_byte,
-        .pdn = pdn,
-        .access = access,
-        .flags = flags,
-        .mem = mem,
-    };
-    pd->refs++;
-    o->n_mrs++;
+    mr->access = access;
+    mr->flags = flags;
+    mr->mem = mem;
     *result = vrnic_mr_key(core, mr);
     trace_vrnic_mr_reg(vrnic_mr_key(core, mr), pdn, access, mem.iova,
                        mem.length);

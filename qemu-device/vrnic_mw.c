@@ -54,10 +54,10 @@ static void vrnic_mw_unbind(VrnicCore *core, VrnicMr *mw)
 uint8_t vrnic_mw_alloc(VrnicCore *core, const struct vrnic_aq_alloc_mw *c,
                        uint64_t *result)
 {
-    VrnicObjects *o = &core->obj;
     uint32_t pdn = le32_to_cpu(c->pdn);
     VrnicPd *pd = vrnic_pd_get(core, pdn);
-    uint32_t index;
+    VrnicMr *mw;
+    uint8_t sts;
 
     if (!VRNIC_RSVD_ZERO(c->rsvd0)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
@@ -68,21 +68,13 @@ uint8_t vrnic_mw_alloc(VrnicCore *core, const struct vrnic_aq_alloc_mw *c,
     if (!pd) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "pdn", pdn);
     }
-    if (o->n_mrs >= core->cfg.max_mr) {
-        return VRNIC_REJECT(VRNIC_AQ_STS_NO_RESOURCES, "max_mr", o->n_mrs);
+    sts = vrnic_key_new(core, pdn, c->key_byte, &mw);
+    if (sts) {
+        return sts;
     }
-    index = vrnic_obj_alloc(&o->next_mr, 1, core->cfg.max_mr, o->mrs,
-                            sizeof(*o->mrs));
-    o->mrs[index] = (VrnicMr) {
-        .live = true,
-        .mw = true,
-        .mw_type = c->type,
-        .key_byte = c->key_byte,
-        .pdn = pdn,
-    };
-    pd->refs++;
-    o->n_mrs++;
-    *result = VRNIC_FIELD_PREP(VRNIC_KEY_INDEX_MASK, index) | c->key_byte;
+    mw->mw = true;
+    mw->mw_type = c->type;
+    *result = vrnic_mr_key(core, mw);
     trace_vrnic_mw_alloc(*result, pdn, c->type);
     return VRNIC_AQ_STS_OK;
 }

@@ -60,6 +60,14 @@ step "bench: perftest, vrnic vs rdma_rxe, TCG guests ($(date -u +%Y-%m-%dT%H:%MZ
 info "host: $machine"
 
 declare -A res
+# ratio A B: A/B to two decimals, "-" unless both are numbers and B > 0.
+ratio() {
+	if [[ $1 =~ ^[0-9.]+$ && $2 =~ ^[0-9.]+$ ]]; then
+		awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'
+	else
+		echo -
+	fi
+}
 # run_pair NAME NIC [tools/vm options...] -- TEST...: one pair, results in
 # res[NAME,test,bytes].
 run_pair() {
@@ -116,14 +124,7 @@ set -- $nics
 		[[ $name == *_lat ]] && unit=usec
 		printf '%-13s %6s %-5s' "$name" "$bytes" "$unit"
 		for nic in $nics; do printf ' %14s' "${res[$nic,$name,$bytes]%%(*}"; done
-		if [ $# = 2 ]; then
-			a=${res[$1,$name,$bytes]} b=${res[$2,$name,$bytes]}
-			if [[ $a =~ ^[0-9.]+$ && $b =~ ^[0-9.]+$ ]]; then
-				printf ' %10s' "$(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
-			else
-				printf ' %10s' -
-			fi
-		fi
+		[ $# = 2 ] && printf ' %10s' "$(ratio "${res[$1,$name,$bytes]}" "${res[$2,$name,$bytes]}")"
 		printf '\n'
 	done
 } | tee "$out/table.txt"
@@ -145,11 +146,8 @@ if [ "$faults" != none ]; then
 		for t in "${ftests[@]}"; do
 			IFS=: read -r name bytes _ <<<"$t"
 			a=${res[vrnic-lossless,$name,$bytes]} b=${res[vrnic-faults,$name,$bytes]}
-			r=-
-			if [[ $a =~ ^[0-9.]+$ && $b =~ ^[0-9.]+$ ]]; then
-				r=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "-" }')
-			fi
-			printf '%-13s %6s %-5s %14s %14s %10s\n' "$name" "$bytes" MB/s "${a%%(*}" "${b%%(*}" "$r"
+			printf '%-13s %6s %-5s %14s %14s %10s\n' "$name" "$bytes" MB/s "${a%%(*}" "${b%%(*}" \
+				"$(ratio "$b" "$a")"
 		done
 	} | tee "$out/faults.txt"
 	# Client-side port counters of the faulted run: what was injected and
@@ -182,14 +180,7 @@ if [ "$nvme" != off ]; then
 			row=${r%%:*} unit=${r#*:}
 			printf '%-18s %-5s' "$row" "$unit"
 			for nic in $nics; do printf ' %12s' "${res[nvme-$nic,$row]:-FAIL(no-result)}"; done
-			if [ $# = 2 ]; then
-				a=${res[nvme-$1,$row]:-} b=${res[nvme-$2,$row]:-}
-				if [[ $a =~ ^[0-9.]+$ && $b =~ ^[0-9.]+$ ]]; then
-					printf ' %10s' "$(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
-				else
-					printf ' %10s' -
-				fi
-			fi
+			[ $# = 2 ] && printf ' %10s' "$(ratio "${res[nvme-$1,$row]:-}" "${res[nvme-$2,$row]:-}")"
 			printf '\n'
 		done
 	} | tee "$out/nvme.txt"
