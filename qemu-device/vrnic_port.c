@@ -7,7 +7,9 @@
 #include "qemu/osdep.h"
 #include "vrnic_core_int.h"
 
-#define VRNIC_FW_VERSION    0x0000000100030000ull   /* 1.3.0: interface 1.3 */
+/* major.minor.0 of the interface version (uapi: fw_version's split) */
+#define VRNIC_FW_VERSION    ((uint64_t)VRNIC_VERSION_MAJOR << 32 | \
+                             (uint64_t)VRNIC_VERSION_MINOR << 16)
 #define VRNIC_PORT_NUM      1
 
 /* Write a query answer of exactly resp_len bytes to the guest's buffer. */

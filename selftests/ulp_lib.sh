@@ -25,13 +25,20 @@ ulp_targetcli() {
 	return "$rc"
 }
 
-# ulp_res: this node's RDMA device's object counts but CQs, one line
-# ("pd 3 qp 5 cm_id 0 mr 0 ctx 0 srq 0"), as rdma res sees them. CQs are
-# left out: ib_core's CQ pool (ib_cq_pool_get, used by nvme-rdma, nvmet,
-# SRP, NFS) keeps the CQs it made until the device is unregistered.
+# ulp_res: this node's RDMA device's object counts but CQs, one line, as
+# rdma res sees them ("pd 3 qp 5 cm_id 0 mr 0 ctx 0 srq 0") and, on a vrnic
+# node, as the driver counts them (debugfs res_count: every MR the kernel
+# made, fast-registration MRs included). CQs are left out: ib_core's CQ
+# pool (ib_cq_pool_get, used by nvme-rdma, nvmet, SRP, NFS) keeps the CQs
+# it made until the device is unregistered.
 ulp_res() {
 	rdma res show 2>/dev/null |
-		sed -n "s/^[0-9]*: $VRNIC_IBDEV: //p" | sed 's/cq [0-9]* //'
+		sed -n "s/^[0-9]*: $VRNIC_IBDEV: //p" | sed 's/cq [0-9]* //' | tr -d '\n'
+	if [ "${VRNIC_NIC:-}" = vrnic ]; then
+		printf '; device:'
+		grep -hv '^cq ' /sys/kernel/debug/vrnic/*/res_count | tr '\n' ' '
+	fi
+	echo
 }
 
 # ulp_fio NAME DEV BS DEPTH [FIO_ARGS...]: random writes then a verified

@@ -522,6 +522,38 @@ TEST_F(frmr, send_with_invalidate_of_another_pds_mr)
     ASSERT_TRUE(mr_of(b, other)->valid);
 }
 
+/* An MR that a window is bound to is not remotely invalidated either. */
+TEST_F(frmr, send_with_invalidate_of_an_mr_windows_use)
+{
+    Reg r = self->reg;
+    struct vrnic_cqe e;
+    uint8_t s;
+
+    r.access = RW | VRNIC_ACCESS_MW_BIND;
+    ASSERT_EQ(VRNIC_WC_SUCCESS, reg_on(&self->qb, &r));
+    ASSERT_NE(0, bind_window(&self->b, r.key, IOVA));
+    send_inv(self, r.key, &s, &e);
+    ASSERT_EQ(VRNIC_WC_REM_INV_REQ_ERR, s);
+    ASSERT_EQ(VRNIC_WC_REM_INV_REQ_ERR, e.status);
+    ASSERT_TRUE(mr_of(&self->b, self->key)->valid);
+}
+
+/* REG_MR and LOCAL_INV are for connected QPs only. */
+TEST_F(frmr, ud_qps_refuse_registration)
+{
+    Node *b = &self->b;
+    uint8_t op = 0;
+    Qp u;
+
+    qp_new(&u, b, VRNIC_QP_TYPE_UD, 0);
+    qp_up(&u, &u, 3, 0, 0);
+    post_reg(&u, 1, &self->reg, 0);
+    fake_settle(b->f);
+    ASSERT_EQ(VRNIC_WC_LOC_QP_OP_ERR, next_status(b, true, &op));
+    ASSERT_EQ(VRNIC_CQE_OP_REG_MR, op);
+    ASSERT_FALSE(mr_of(b, self->key)->valid);
+}
+
 /*
  * FENCE: a LOCAL_INV of the MR a READ is still landing in waits for the
  * READ; without FENCE it would run as soon as the SQ reaches it.
