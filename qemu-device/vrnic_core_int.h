@@ -160,10 +160,13 @@ uint8_t vrnic_mr_rereg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
 uint8_t vrnic_mr_dereg(VrnicCore *core, const struct vrnic_aq_destroy *c);
 uint8_t vrnic_mr_query(VrnicCore *core, const struct vrnic_aq_query_mr *c);
 uint32_t vrnic_mr_key(const VrnicCore *core, const VrnicMr *mr);
+/* The live entry of the key table at key's index (MR, window or
+ * fast-registration MR, any key byte, any state), or NULL. */
+VrnicMr *vrnic_key_entry(VrnicCore *core, uint32_t key);
 uint8_t vrnic_key_new(VrnicCore *core, uint32_t pdn, uint8_t key_byte,
                       VrnicMr **out);
-/* REG_MR's access rules: an AQ status, OK if access may be granted. */
-uint8_t vrnic_mr_check_access(uint32_t access, bool dma);
+/* The IB access rules: known bits, remote write/atomic need local write. */
+bool vrnic_access_valid(uint32_t access);
 
 typedef enum VrnicMrCheck {
     VRNIC_MR_OK,

@@ -27,14 +27,9 @@
  */
 static VrnicMr *vrnic_frmr_by_index(VrnicCore *core, uint32_t key)
 {
-    uint32_t index = VRNIC_FIELD_GET(VRNIC_KEY_INDEX_MASK, key);
-    VrnicMr *mr;
+    VrnicMr *mr = vrnic_key_entry(core, key);
 
-    if (index == 0 || index > core->cfg.max_mr) {
-        return NULL;
-    }
-    mr = &core->obj.mrs[index];
-    return mr->live && mr->frmr ? mr : NULL;
+    return mr && mr->frmr ? mr : NULL;
 }
 
 uint8_t vrnic_frmr_alloc(VrnicCore *core, const struct vrnic_aq_alloc_mr *c,
@@ -106,7 +101,7 @@ static const char *vrnic_frmr_check(const VrnicCore *core, const VrnicQp *qp,
     if (mr->valid) {
         return "REG_MR: MR already valid";
     }
-    if (vrnic_mr_check_access(le32_to_cpu(w->access), false)) {
+    if (!vrnic_access_valid(le32_to_cpu(w->access))) {
         return "REG_MR: access rights";
     }
     if (shift < 12 || shift > 30) {

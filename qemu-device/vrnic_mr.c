@@ -109,15 +109,19 @@ uint8_t vrnic_pd_dealloc(VrnicCore *core, const struct vrnic_aq_destroy *c)
     return VRNIC_AQ_STS_OK;
 }
 
-uint8_t vrnic_mr_check_access(uint32_t access, bool dma)
+bool vrnic_access_valid(uint32_t access)
 {
-    if (access & ~VRNIC_ACCESS_ALL) {
-        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "access bits", access);
-    }
-    if ((access & VRNIC_ACCESS_NEEDS_LOCAL_WRITE) &&
-        !(access & VRNIC_ACCESS_LOCAL_WRITE)) {
+    return !(access & ~VRNIC_ACCESS_ALL) &&
+           (!(access & VRNIC_ACCESS_NEEDS_LOCAL_WRITE) ||
+            (access & VRNIC_ACCESS_LOCAL_WRITE));
+}
+
+static uint8_t vrnic_mr_check_access(uint32_t access, bool dma)
+{
+    if (!vrnic_access_valid(access)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD,
-                            "remote write/atomic without local write", access);
+                            "access bits, or remote write/atomic without "
+                            "local write", access);
     }
     if (dma && (access & VRNIC_ACCESS_REMOTE)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "remote access on DMA MR",
@@ -234,16 +238,21 @@ uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     return VRNIC_AQ_STS_OK;
 }
 
-VrnicMr *vrnic_mr_lookup(VrnicCore *core, uint32_t key)
+VrnicMr *vrnic_key_entry(VrnicCore *core, uint32_t key)
 {
     uint32_t index = VRNIC_FIELD_GET(VRNIC_KEY_INDEX_MASK, key);
-    VrnicMr *mr;
 
     if (index == 0 || index > core->cfg.max_mr) {
         return NULL;
     }
-    mr = &core->obj.mrs[index];
-    if (!mr->live || mr->mw || mr->key_byte != (key & VRNIC_KEY_BYTE_MASK)) {
+    return core->obj.mrs[index].live ? &core->obj.mrs[index] : NULL;
+}
+
+VrnicMr *vrnic_mr_lookup(VrnicCore *core, uint32_t key)
+{
+    VrnicMr *mr = vrnic_key_entry(core, key);
+
+    if (!mr || mr->mw || mr->key_byte != (key & VRNIC_KEY_BYTE_MASK)) {
         return NULL;    /* windows are R_Keys only: vrnic_rkey_check() */
     }
     return mr->frmr && !mr->valid ? NULL : mr;
@@ -254,6 +263,7 @@ uint8_t vrnic_mr_rereg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
 {
     uint32_t key = le32_to_cpu(c->handle);
     uint32_t flags = le32_to_cpu(c->flags);
+    VrnicMr *entry = vrnic_key_entry(core, key);
     VrnicMr *mr = vrnic_mr_lookup(core, key);
     uint32_t pdn, access;
     VrnicPd *pd;
@@ -267,12 +277,13 @@ uint8_t vrnic_mr_rereg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
                   VRNIC_MR_REREG_ACCESS)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "rereg flags", flags);
     }
-    if (!mr) {
-        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "key", key);
-    }
-    if (mr->frmr) {
+    /* Valid or not: REG_MR WQEs map it, never REREG_MR. */
+    if (entry && entry->frmr) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD,
                             "rereg of a fast-registration MR", key);
+    }
+    if (!mr) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "key", key);
     }
     if (mr->mw_refs) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_STATE, "windows bound",
@@ -322,14 +333,9 @@ uint8_t vrnic_mr_rereg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
  */
 static VrnicMr *vrnic_mr_for_dereg(VrnicCore *core, uint32_t key)
 {
-    uint32_t index = VRNIC_FIELD_GET(VRNIC_KEY_INDEX_MASK, key);
-    VrnicMr *mr;
+    VrnicMr *mr = vrnic_key_entry(core, key);
 
-    if (index == 0 || index > core->cfg.max_mr) {
-        return NULL;
-    }
-    mr = &core->obj.mrs[index];
-    return mr->live && mr->frmr ? mr : vrnic_mr_lookup(core, key);
+    return mr && mr->frmr ? mr : vrnic_mr_lookup(core, key);
 }
 
 uint8_t vrnic_mr_dereg(VrnicCore *core, const struct vrnic_aq_destroy *c)

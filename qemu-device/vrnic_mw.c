@@ -24,14 +24,9 @@
 
 static VrnicMr *vrnic_mw_by_index(VrnicCore *core, uint32_t key)
 {
-    uint32_t index = VRNIC_FIELD_GET(VRNIC_KEY_INDEX_MASK, key);
-    VrnicMr *mw;
+    VrnicMr *mw = vrnic_key_entry(core, key);
 
-    if (index == 0 || index > core->cfg.max_mr) {
-        return NULL;
-    }
-    mw = &core->obj.mrs[index];
-    return mw->live && mw->mw ? mw : NULL;
+    return mw && mw->mw ? mw : NULL;
 }
 
 /* The window this key names now (index and current key byte). */

@@ -930,6 +930,13 @@ static VrnicTxRes vrnic_tx_start(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if ((s->hdr.flags & VRNIC_WQE_FLAG_FENCE) && x->rd_out) {
         return VRNIC_TX_STOP;
     }
+    /*
+     * A LOCAL_INV waits for every earlier WQE to be answered: a resend of
+     * one of them reads its SGEs again, through keys it may invalidate.
+     */
+    if (op == VRNIC_WQE_OP_LOCAL_INV && vrnic_tx_outstanding(qp)) {
+        return VRNIC_TX_STOP;
+    }
     if (vrnic_op_is_local(op)) {
         return vrnic_tx_local(core, qpn, qp, s);
     }

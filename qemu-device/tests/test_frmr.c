@@ -250,12 +250,17 @@ TEST_F(frmr, alloc_validation_and_dereg_by_index)
                                               b->pdn));
     ASSERT_EQ(VRNIC_AQ_STS_OK, destroy(b->f, VRNIC_AQ_OP_DEREG_MR, k ^ 0x33));
     ASSERT_EQ(VRNIC_AQ_STS_BAD_INDEX, destroy(b->f, VRNIC_AQ_OP_DEREG_MR, k));
+    cmd_init(&c, VRNIC_AQ_OP_REREG_MR);
+    c.mr.handle = htole32(self->key);
+    c.mr.flags = htole32(VRNIC_MR_REREG_ACCESS);
+    c.mr.access = htole32(VRNIC_ACCESS_LOCAL_WRITE);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(b->f, &c, NULL));   /* invalid */
     ASSERT_EQ(VRNIC_WC_SUCCESS, reg_status(b, &self->reg));
     cmd_init(&c, VRNIC_AQ_OP_REREG_MR);
     c.mr.handle = htole32(self->reg.key);
     c.mr.flags = htole32(VRNIC_MR_REREG_ACCESS);
     c.mr.access = htole32(VRNIC_ACCESS_LOCAL_WRITE);
-    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(b->f, &c, NULL));
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(b->f, &c, NULL));   /* valid */
     /* Valid or not, DEREG frees it and its page list. */
     ASSERT_EQ(VRNIC_AQ_STS_OK, destroy(b->f, VRNIC_AQ_OP_DEREG_MR, self->key));
     ASSERT_FALSE(mr_of(b, self->key)->live);
@@ -590,6 +595,44 @@ TEST_F(frmr, fenced_invalidate_waits_for_the_read)
     ASSERT_EQ(VRNIC_WC_SUCCESS, next_status(a, true, NULL));
     ASSERT_FALSE(mr_of(a, akey)->valid);
     ASSERT_EQ(0, memcmp(fake_ptr(a->f, abuf), fake_ptr(b->f, tgt), 4096));
+}
+
+/*
+ * A LOCAL_INV waits until the WQEs before it are answered: the SEND from
+ * the MR is lost, and its resend must still read through the key.
+ */
+TEST_F(frmr, local_invalidate_waits_for_earlier_wqes)
+{
+    Node *a = &self->a, *b = &self->b;
+    uint64_t apbl = buf_alloc(a, 8), abuf = obj_alloc(a->f, 4096, 4096);
+    uint64_t dst = buf_alloc(b, 4096);
+    Reg r = { .access = VRNIC_ACCESS_LOCAL_WRITE, .npages = 1,
+              .page_shift = 12, .iova = 0x200000, .length = 4096,
+              .pbl = apbl };
+    Sg d = { dst, 4096, mr_any(b, VRNIC_ACCESS_LOCAL_WRITE, dst, 4096) };
+    Sg src;
+    uint32_t akey;
+
+    *(uint64_t *)fake_ptr(a->f, apbl) = htole64(abuf);
+    ASSERT_EQ(VRNIC_AQ_STS_OK, alloc_mr(a, a->pdn, 1, 0x30, &akey));
+    r.key = akey + 1;
+    ASSERT_EQ(VRNIC_WC_SUCCESS, reg_on(&self->qa, &r));
+    fill(a, abuf, 4096, 4);
+    src = (Sg) { 0x200000, 4096, r.key };
+    post_recv(&self->qb, 1, &d, 1);
+
+    a->f->peer = NULL;
+    post_send(&self->qa, 2, VRNIC_WQE_OP_SEND, 0, &src, 1, 0, 0, 0, NULL, 0);
+    post_inv(&self->qa, 3, r.key, 0);
+    fake_settle(a->f);
+    ASSERT_TRUE(mr_of(a, akey)->valid);     /* the SEND is not answered */
+    a->f->peer = b->f;
+    ASSERT_TRUE(fake_fire_timer(a->f));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, next_status(a, true, NULL));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, next_status(a, true, NULL));
+    ASSERT_FALSE(mr_of(a, akey)->valid);
+    ASSERT_EQ(VRNIC_WC_SUCCESS, next_status(b, false, NULL));
+    ASSERT_EQ(0, memcmp(fake_ptr(b->f, dst), fake_ptr(a->f, abuf), 4096));
 }
 
 TEST_F(frmr, reset_frees_the_page_lists)

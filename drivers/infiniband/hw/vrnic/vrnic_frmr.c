@@ -7,11 +7,11 @@
  * Each MR owns a coherent page list of max_num_sg entries. map_mr_sg fills
  * it (ib_sg_to_pages); the device copies it in when the SQ reaches the
  * REG_MR WQE, so the list is only rewritten by the next map_mr_sg, which
- * consumers call only once the previous registration was invalidated.
+ * consumers call once the previous registration was invalidated (a
+ * consumer that remaps a valid MR changes nothing the device uses: it
+ * refuses REG_MR of a valid MR).
  * map_mr_sg and the WQE builder run in any context and never sleep.
  */
-
-#include <linux/bitfield.h>
 
 #include "vrnic.h"
 
@@ -83,7 +83,11 @@ int vrnic_frmr_build_wqe(void *slot, const struct ib_reg_wr *wr, u8 flags)
 	err = vrnic_access(wr->access, &access);
 	if (err)
 		return err;
-	if (!is_power_of_2(wr->mr->page_size))
+	/* The device takes the MR from the key's index: it must be this MR. */
+	if ((wr->key ^ wr->mr->lkey) & VRNIC_KEY_INDEX_MASK)
+		return -EINVAL;
+	if (!is_power_of_2(wr->mr->page_size) ||
+	    wr->mr->page_size < SZ_4K || wr->mr->page_size > SZ_1G)
 		return -EINVAL;
 
 	wqe->opcode = VRNIC_WQE_OP_REG_MR;

@@ -20,9 +20,10 @@ static bool vrnic_wq_full(struct vrnic_wq *wq)
 	return wq->pi - smp_load_acquire(&wq->ci) >= wq->depth;
 }
 
-static int vrnic_wqe_opcode(const struct ib_send_wr *wr, enum ib_qp_type type,
-			    u8 *opcode)
+static int vrnic_wqe_opcode(const struct vrnic_qp *qp,
+			    const struct ib_send_wr *wr, u8 *opcode)
 {
+	enum ib_qp_type type = qp->ibqp.qp_type;
 	bool ud = type == IB_QPT_UD || type == IB_QPT_GSI;
 
 	switch (wr->opcode) {
@@ -46,10 +47,12 @@ static int vrnic_wqe_opcode(const struct ib_send_wr *wr, enum ib_qp_type type,
 		*opcode = VRNIC_WQE_OP_RDMA_WRITE_IMM;
 		return 0;
 	case IB_WR_LOCAL_INV:
-		*opcode = VRNIC_WQE_OP_LOCAL_INV;
-		return 0;
 	case IB_WR_REG_MR:
-		*opcode = VRNIC_WQE_OP_REG_MR;
+		/* The kernel invalidates fast-registration MRs only (1.4). */
+		if (!to_vdev(qp->ibqp.device)->has_frmr)
+			return -EINVAL;
+		*opcode = wr->opcode == IB_WR_REG_MR ? VRNIC_WQE_OP_REG_MR :
+						       VRNIC_WQE_OP_LOCAL_INV;
 		return 0;
 	default:
 		break;
@@ -117,7 +120,7 @@ static int vrnic_build_send_wqe(struct vrnic_qp *qp,
 	u8 opcode, flags = 0;
 	int err;
 
-	err = vrnic_wqe_opcode(wr, type, &opcode);
+	err = vrnic_wqe_opcode(qp, wr, &opcode);
 	if (err)
 		return err;
 
@@ -131,8 +134,9 @@ static int vrnic_build_send_wqe(struct vrnic_qp *qp,
 	memset(slot, 0, 1U << qp->sq.wqe_shift);
 	if (opcode == VRNIC_WQE_OP_REG_MR) {
 		err = vrnic_frmr_build_wqe(slot, reg_wr(wr), flags);
-		wqe->wr_id = cpu_to_le64(FIELD_PREP(VRNIC_KWRID_IDX_MASK,
-						    qp->sq.pi));
+		if (!err)
+			wqe->wr_id = cpu_to_le64(FIELD_PREP(VRNIC_KWRID_IDX_MASK,
+							    qp->sq.pi));
 		return err;
 	}
 	if (wr->num_sge < 0 || (!(wr->send_flags & IB_SEND_INLINE) &&
