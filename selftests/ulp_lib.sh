@@ -59,6 +59,27 @@ ulp_fio() {
 	check "fio $name: bs $bs iodepth $depth x2 jobs $* (exit $rc)" test "$rc" = 0
 }
 
+# ulp_begin ROLE CHECKS: the TAP header and plan (CHECKS of the script,
+# this function's GID check and ulp_res_check included, then those of
+# ulp_end_checks), the node's line, the GID check; the RDMA objects before
+# the ULP in $ulp_before.
+ulp_begin() {
+	ktap_print_header
+	ktap_set_plan $(($2 + $(ulp_end_planned)))
+	ktap_print_msg "node $VRNIC_NODE ($1): NIC ${VRNIC_NIC:-?}, $VRNIC_IP, RDMA device ${VRNIC_IBDEV:-none}"
+	check "$VRNIC_IBDEV active with a RoCE v2 IPv4 GID" wait_gid 30
+	ulp_before=$(ulp_res)
+	ktap_print_msg "RDMA objects before: $ulp_before"
+}
+
+# ulp_res_check: once the ULP is unloaded, the objects are those before.
+ulp_res_check() {
+	local after
+	after=$(ulp_res)
+	ktap_print_msg "RDMA objects after: $after"
+	check "no RDMA object left behind (rdma res, res_count)" test "$after" = "$ulp_before"
+}
+
 # ulp_end_planned: the number of checks ulp_end_checks makes, for the TAP
 # plan: on a vrnic node 1, plus 1 with ULP_EXPECT_FAULTS=1; else 0.
 ulp_end_planned() {

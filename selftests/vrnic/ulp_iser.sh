@@ -16,16 +16,11 @@ role=initiator
 [ "$VRNIC_NODE" = 1 ] && role=target
 export VRNIC_BARRIER_TIMEOUT=600
 
-ktap_print_header
 if [ "$role" = target ]; then
-	ktap_set_plan $((4 + $(ulp_end_planned)))
+	ulp_begin "$role" 4
 else
-	ktap_set_plan $((10 + $(ulp_end_planned)))
+	ulp_begin "$role" 10
 fi
-ktap_print_msg "node $VRNIC_NODE ($role): NIC ${VRNIC_NIC:-?}, $VRNIC_IP, RDMA device ${VRNIC_IBDEV:-none}"
-check "$VRNIC_IBDEV active with a RoCE v2 IPv4 GID" wait_gid 30
-before=$(ulp_res)
-ktap_print_msg "RDMA objects before: $before"
 
 target_up() {
 	local tpg=/iscsi/$iqn/tpg1
@@ -52,9 +47,7 @@ if [ "$role" = target ]; then
 	pair_barrier_sh iser-up
 	pair_barrier_sh iser-done
 	check "target cleared, ib_isert unloaded" target_down
-	after=$(ulp_res)
-	ktap_print_msg "RDMA objects after: $after"
-	check "no RDMA object left behind (rdma res)" test "$after" = "$before"
+	ulp_res_check
 	ulp_end_checks
 	ktap_finished
 fi
@@ -125,8 +118,6 @@ ulp_fio iser128k8 "$dev" 128k 8
 check "iscsiadm logout" logout
 check "iscsid stopped, ib_iser unloaded" initiator_down
 pair_barrier_sh iser-done
-after=$(ulp_res)
-ktap_print_msg "RDMA objects after: $after"
-check "no RDMA object left behind (rdma res)" test "$after" = "$before"
+ulp_res_check
 ulp_end_checks
 ktap_finished

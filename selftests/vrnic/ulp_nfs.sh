@@ -22,16 +22,11 @@ role=client
 [ "$VRNIC_NODE" = 1 ] && role=server
 export VRNIC_BARRIER_TIMEOUT=600
 
-ktap_print_header
 if [ "$role" = server ]; then
-	ktap_set_plan $((6 + $(ulp_end_planned)))
+	ulp_begin "$role" 6
 else
-	ktap_set_plan $((3 + 2 * 6 + $(ulp_end_planned)))
+	ulp_begin "$role" $((3 + 2 * 6))
 fi
-ktap_print_msg "node $VRNIC_NODE ($role): NIC ${VRNIC_NIC:-?}, $VRNIC_IP, RDMA device ${VRNIC_IBDEV:-none}"
-check "$VRNIC_IBDEV active with a RoCE v2 IPv4 GID" wait_gid 30
-before=$(ulp_res)
-ktap_print_msg "RDMA objects before: $before"
 
 server_up() {
 	mkdir -p "$export_dir" && mount -t tmpfs -o size=600m tmpfs "$export_dir" &&
@@ -76,9 +71,7 @@ if [ "$role" = server ]; then
 	check "NFSv4.2: the server holds the bytes the client wrote (SHA-256)" sum42_ok
 	pair_barrier_sh nfs-done
 	check "nfsd stopped, rpcrdma unloaded" server_down
-	after=$(ulp_res)
-	ktap_print_msg "RDMA objects after: $after"
-	check "no RDMA object left behind (rdma res)" test "$after" = "$before"
+	ulp_res_check
 	ulp_end_checks
 	ktap_finished
 fi
@@ -142,8 +135,6 @@ one_version 3
 one_version 4.2
 pair_barrier_sh nfs-done
 check "rpcrdma unloaded" wait_for 20 modprobe -r rpcrdma
-after=$(ulp_res)
-ktap_print_msg "RDMA objects after: $after"
-check "no RDMA object left behind (rdma res)" test "$after" = "$before"
+ulp_res_check
 ulp_end_checks
 ktap_finished

@@ -25,16 +25,11 @@ role=host
 [ "$VRNIC_NODE" = 1 ] && role=target
 export VRNIC_BARRIER_TIMEOUT=600
 
-ktap_print_header
 if [ "$role" = target ]; then
-	ktap_set_plan $((6 + $(ulp_end_planned)))
+	ulp_begin "$role" 6
 else
-	ktap_set_plan $((17 + $(ulp_end_planned)))
+	ulp_begin "$role" 17
 fi
-ktap_print_msg "node $VRNIC_NODE ($role): NIC ${VRNIC_NIC:-?}, $VRNIC_IP, RDMA device ${VRNIC_IBDEV:-none}"
-check "$VRNIC_IBDEV active with a RoCE v2 IPv4 GID" wait_gid 30
-before=$(ulp_res)
-ktap_print_msg "RDMA objects before: $before"
 
 if [ "$role" = target ]; then
 	check "nvmet-rdma target: $nqn on $VRNIC_IP:$port (null_blk, configfs)" nvme_target_up
@@ -48,9 +43,7 @@ if [ "$role" = target ]; then
 	pair_barrier_sh nvme-back
 	pair_barrier_sh nvme-done
 	check "target torn down, nvmet-rdma unloaded" nvme_target_down
-	after=$(ulp_res)
-	ktap_print_msg "RDMA objects after: $after"
-	check "no RDMA object left behind (rdma res)" test "$after" = "$before"
+	ulp_res_check
 	ulp_end_checks
 	ktap_finished
 fi
@@ -88,9 +81,7 @@ ulp_fio nvme4k32 "/dev/${c}n1" 4k 32 --verify_only
 
 check "nvme disconnect, nvme-rdma unloaded" \
 	eval 'nvme_host_disconnect && modprobe -r nvme-rdma nvme-fabrics'
-after=$(ulp_res)
-ktap_print_msg "RDMA objects after: $after"
-check "no RDMA object left behind (rdma res)" test "$after" = "$before"
+ulp_res_check
 pair_barrier_sh nvme-done
 ulp_end_checks
 ktap_finished

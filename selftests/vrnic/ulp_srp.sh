@@ -16,16 +16,11 @@ role=initiator
 export VRNIC_BARRIER_TIMEOUT=600
 sys_ib=/sys/class/infiniband/$VRNIC_IBDEV
 
-ktap_print_header
 if [ "$role" = target ]; then
-	ktap_set_plan $((4 + $(ulp_end_planned)))
+	ulp_begin "$role" 4
 else
-	ktap_set_plan $((7 + $(ulp_end_planned)))
+	ulp_begin "$role" 7
 fi
-ktap_print_msg "node $VRNIC_NODE ($role): NIC ${VRNIC_NIC:-?}, $VRNIC_IP, RDMA device ${VRNIC_IBDEV:-none}"
-check "$VRNIC_IBDEV active with a RoCE v2 IPv4 GID" wait_gid 30
-before=$(ulp_res)
-ktap_print_msg "RDMA objects before: $before"
 
 # The interface ID (low 64 bits) of port 1's GID 0, as 16 hex digits: SRP
 # names RoCE ports by it (the target port, the initiator's i_port_id).
@@ -67,9 +62,7 @@ if [ "$role" = target ]; then
 	pair_barrier_sh srp-up
 	pair_barrier_sh srp-done
 	check "target cleared, ib_srpt unloaded" target_down
-	after=$(ulp_res)
-	ktap_print_msg "RDMA objects after: $after"
-	check "no RDMA object left behind (rdma res)" test "$after" = "$before"
+	ulp_res_check
 	ulp_end_checks
 	ktap_finished
 fi
@@ -113,8 +106,6 @@ ulp_fio srp128k8 "$dev" 128k 8
 check "SRP target port removed" logout
 check "ib_srp unloaded" wait_for 20 modprobe -r ib_srp
 pair_barrier_sh srp-done
-after=$(ulp_res)
-ktap_print_msg "RDMA objects after: $after"
-check "no RDMA object left behind (rdma res)" test "$after" = "$before"
+ulp_res_check
 ulp_end_checks
 ktap_finished
