@@ -122,6 +122,14 @@ uint8_t vrnic_port_add_gid(VrnicCore *core, const struct vrnic_aq_gid *c);
 uint8_t vrnic_port_del_gid(VrnicCore *core, const struct vrnic_aq_gid *c);
 
 /* vrnic_mem.c: translation (see the file header for the rules). */
+/*
+ * The memory rules REG_MR (the command) and the REG_MR WQE share: a page
+ * size of 4 KiB .. 1 GiB, 0 < length <= 2^40 without wrap, and the number
+ * of pages [iova, iova + length) touches.
+ */
+bool vrnic_mem_shift_ok(uint32_t shift);
+bool vrnic_mem_length_ok(uint64_t iova, uint64_t length);
+uint64_t vrnic_mem_span(uint64_t iova, uint64_t length, uint32_t shift);
 uint8_t vrnic_mem_parse(VrnicCore *core, const struct vrnic_mem_desc *d,
                         VrnicMem *m);
 void vrnic_mem_init_dma(VrnicMem *m);

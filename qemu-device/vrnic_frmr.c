@@ -104,13 +104,13 @@ static const char *vrnic_frmr_check(const VrnicCore *core, const VrnicQp *qp,
     if (!vrnic_access_valid(le32_to_cpu(w->access))) {
         return "REG_MR: access rights";
     }
-    if (shift < 12 || shift > 30) {
+    if (!vrnic_mem_shift_ok(shift)) {
         return "REG_MR: page size";
     }
-    if (length == 0 || length > VRNIC_MAX_MR_SIZE || iova + length < iova) {
+    if (!vrnic_mem_length_ok(iova, length)) {
         return "REG_MR: length";
     }
-    if (npages != ((iova + length - 1) >> shift) - (iova >> shift) + 1) {
+    if (npages != vrnic_mem_span(iova, length, shift)) {
         return "REG_MR: npages is not the pages the range touches";
     }
     if (npages > mr->frmr_max) {

@@ -31,6 +31,21 @@ static uint64_t vrnic_mem_max_pages(uint32_t levels)
            1ull << (VRNIC_TABLE_SHIFT * levels);
 }
 
+bool vrnic_mem_shift_ok(uint32_t shift)
+{
+    return shift >= 12 && shift <= 30;
+}
+
+bool vrnic_mem_length_ok(uint64_t iova, uint64_t length)
+{
+    return length && length <= VRNIC_MAX_MR_SIZE && iova + length >= iova;
+}
+
+uint64_t vrnic_mem_span(uint64_t iova, uint64_t length, uint32_t shift)
+{
+    return ((iova + length - 1) >> shift) - (iova >> shift) + 1;
+}
+
 uint8_t vrnic_mem_parse(VrnicCore *core, const struct vrnic_mem_desc *d,
                         VrnicMem *m)
 {
@@ -40,23 +55,21 @@ uint8_t vrnic_mem_parse(VrnicCore *core, const struct vrnic_mem_desc *d,
     uint64_t iova = le64_to_cpu(d->iova);
     uint64_t length = le64_to_cpu(d->length);
     uint32_t npages = le32_to_cpu(d->npages);
-    uint64_t want;
 
     memset(m, 0, sizeof(*m));
     if (flags & ~(VRNIC_MEM_PAGE_SHIFT_MASK | VRNIC_MEM_LEVELS_MASK)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem flags", flags);
     }
-    if (shift < 12 || shift > 30) {
+    if (!vrnic_mem_shift_ok(shift)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem page_shift", shift);
     }
     if (levels > VRNIC_MEM_MAX_LEVELS) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem levels", levels);
     }
-    if (length == 0 || length > VRNIC_MAX_MR_SIZE || iova + length < iova) {
+    if (!vrnic_mem_length_ok(iova, length)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem length", length);
     }
-    want = ((iova + length - 1) >> shift) - (iova >> shift) + 1;
-    if (npages != want) {
+    if (npages != vrnic_mem_span(iova, length, shift)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem npages", npages);
     }
     if (npages > vrnic_mem_max_pages(levels)) {
