@@ -19,7 +19,7 @@ export KREL
 B := $(CURDIR)/build
 KSFT := $(VRNIC_CACHE)/linux-source-6.12/tools/testing/selftests
 
-.PHONY: all setup qemu module provider selftests unit check demo bench clean \
+.PHONY: all setup qemu module provider selftests unit check demo bench bench-core clean \
 	checkpatch qtest qemu-fuzz
 
 all: qemu module provider selftests unit
@@ -60,9 +60,20 @@ $(B)/unit/hw/vrnic/trace-hw_vrnic.h: qemu-device/trace-events qemu-device/tests/
 
 $(B)/unit/%: qemu-device/tests/%.c qemu-device/tests/fake_bus.c $(CORE_SRCS) \
 		$(B)/unit/hw/vrnic/trace-hw_vrnic.h $(wildcard qemu-device/*.h uapi/*.h qemu-device/tests/*.h)
-	$(CC) $(UNIT_CFLAGS) -o $@ $< qemu-device/tests/fake_bus.c $(CORE_SRCS)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< qemu-device/tests/fake_bus.c $(CORE_SRCS) -lz
 
 unit: $(UNIT_TESTS) $(B)/bin/icrc-check
+
+# The core's own speed (tests/bench_xport.c): optimised, no sanitizers.
+$(B)/bench/bench_xport: qemu-device/tests/bench_xport.c qemu-device/tests/fake_bus.c \
+		$(CORE_SRCS) $(B)/unit/hw/vrnic/trace-hw_vrnic.h \
+		$(wildcard qemu-device/*.h uapi/*.h qemu-device/tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
+		-Iqemu-device/tests/shim -I$(B)/unit -o $@ $< qemu-device/tests/fake_bus.c $(CORE_SRCS) -lz
+
+bench-core: $(B)/bench/bench_xport
+	@$< $(BENCH_CORE_SECONDS)
 
 # The ICRC checker shares the device's codec (no second implementation).
 ICRC_CHECK_SRCS := tools/icrc-check/icrc-check.c qemu-device/vrnic_icrc.c \
@@ -70,7 +81,7 @@ ICRC_CHECK_SRCS := tools/icrc-check/icrc-check.c qemu-device/vrnic_icrc.c \
 $(B)/bin/icrc-check: $(ICRC_CHECK_SRCS) $(wildcard qemu-device/vrnic_*.h uapi/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -Iqemu-device/tests/shim \
-		-Iqemu-device -o $@ $(ICRC_CHECK_SRCS)
+		-Iqemu-device -o $@ $(ICRC_CHECK_SRCS) -lz
 
 # ---- fuzzing the device core (Documentation/fuzzing.rst) -------------------
 # libFuzzer targets over the QEMU-free core, built with clang:
@@ -108,7 +119,7 @@ FUZZ_BINS := $(addprefix $(FUZZ_B)/,$(FUZZ_TARGETS))
 $(FUZZ_B)/hw/vrnic/trace-hw_vrnic.h: $(B)/unit/hw/vrnic/trace-hw_vrnic.h
 	@mkdir -p $(dir $@)
 	{ echo 'extern int vrnic_fuzz_trace;'; \
-	  sed 's/if (getenv("VRNIC_TEST_TRACE"))/if (vrnic_fuzz_trace)/' $<; } >$@
+	  sed 's/if (vrnic_test_trace_on())/if (vrnic_fuzz_trace)/' $<; } >$@
 
 $(FUZZ_B)/obj/%.o: qemu-device/%.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
@@ -135,12 +146,12 @@ $(FUZZ_B)/obj/fuzz/%.o: $(FUZZ_DIR)/%.c $(FUZZ_HDRS)
 
 $(FUZZ_B)/fuzz_%: $(FUZZ_B)/obj/fuzz/fuzz_%.o $(FUZZ_B)/obj/fuzz/fuzz_bus.o \
 		$(FUZZ_B)/obj/fuzz/fuzz_dev.o $(FUZZ_CORE_OBJS)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lz
 
 # The oracles' own test: each one made to fire (oracle_test.c).
 $(FUZZ_B)/oracle-test: $(FUZZ_B)/obj/fuzz/oracle_test.o $(FUZZ_B)/obj/fuzz/fuzz_bus.o \
 		$(FUZZ_B)/obj/fuzz/fuzz_dev.o $(FUZZ_CORE_OBJS)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -o $@ $^
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -o $@ $^ -lz
 
 # The seed generator: plain host code over the device's codec.
 $(FUZZ_B)/gen-corpus: $(FUZZ_DIR)/gen_corpus.c qemu-device/vrnic_pkt.c \
@@ -148,7 +159,7 @@ $(FUZZ_B)/gen-corpus: $(FUZZ_DIR)/gen_corpus.c qemu-device/vrnic_pkt.c \
 	$(FUZZ_CC) -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-unused-parameter \
 		-Wno-sign-compare -I$(FUZZ_DIR)/shim -Iqemu-device/tests/shim -I$(FUZZ_B) \
 		-Iqemu-device -o $@ $(FUZZ_DIR)/gen_corpus.c qemu-device/vrnic_pkt.c \
-		qemu-device/vrnic_icrc.c
+		qemu-device/vrnic_icrc.c -lz
 
 fuzz-build: $(FUZZ_BINS)
 
@@ -170,7 +181,7 @@ $(FUZZ_B)/rec/%: qemu-device/tests/%.c qemu-device/tests/fake_bus.c $(FUZZ_DIR)/
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -g -O1 -w -Iqemu-device/tests/shim -I$(B)/unit -I$(KSFT) \
 		$(FUZZ_REC_WRAP) -o $@ $< qemu-device/tests/fake_bus.c $(FUZZ_DIR)/record.c \
-		$(CORE_SRCS)
+		$(CORE_SRCS) -lz
 
 fuzz-corpus: $(FUZZ_B)/gen-corpus $(FUZZ_RECS) $(addprefix $(FUZZ_B)/,fuzz_admin fuzz_wqe fuzz_rx)
 	$(FUZZ_DIR)/make-corpus.sh $(FUZZ_B) \

@@ -3,7 +3,8 @@
 
 Each event becomes a static inline function with QEMU's signature that prints
 the event to stderr when VRNIC_TEST_TRACE is set, so unit tests can show the
-same trace lines QEMU's log backend would.
+same trace lines QEMU's log backend would. The variable is read once per
+translation unit: a getenv() per event would dominate bench-core's timing.
 """
 import re
 import sys
@@ -14,6 +15,13 @@ out = [
     "#include <stdio.h>",
     "#include <stdlib.h>",
     "#include <inttypes.h>",
+    "static inline int vrnic_test_trace_on(void)",
+    "{",
+    "    static int on = -1;",
+    "",
+    "    if (on < 0) on = getenv(\"VRNIC_TEST_TRACE\") != NULL;",
+    "    return on;",
+    "}",
 ]
 for line in open(src):
     line = line.strip()
@@ -28,6 +36,6 @@ for line in open(src):
     call = "".join(", " + n for n in names)
     out.append(f"static inline void trace_{name}({params})")
     out.append("{")
-    out.append(f'    if (getenv("VRNIC_TEST_TRACE")) fprintf(stderr, "{name} " {fmt} "\\n"{call});')
+    out.append(f'    if (vrnic_test_trace_on()) fprintf(stderr, "{name} " {fmt} "\\n"{call});')
     out.append("}")
 open(dst, "w").write("\n".join(out) + "\n")

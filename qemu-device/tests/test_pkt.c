@@ -12,6 +12,7 @@
  */
 #include "qemu/osdep.h"
 #include <unistd.h>
+#include <zlib.h>
 #include "../vrnic_pkt.h"
 #include "kselftest_harness.h"
 
@@ -250,6 +251,55 @@ TEST(crc32_matches_zlib)
     crc = vrnic_crc32(0, big, 333);
     crc = vrnic_crc32(crc, big + 333, sizeof(big) - 333);
     ASSERT_EQ(vrnic_crc32(0, big, sizeof(big)), crc);
+}
+
+/* The CRC-32 of the polynomial's definition: one bit at a time. */
+static uint32_t crc32_bitwise(uint32_t crc, const uint8_t *p, size_t len)
+{
+    crc = ~crc;
+    while (len--) {
+        crc ^= *p++;
+        for (int b = 0; b < 8; b++) {
+            crc = crc >> 1 ^ (crc & 1 ? 0xEDB88320u : 0);
+        }
+    }
+    return ~crc;
+}
+
+/*
+ * The fast path (a PCLMUL fold over 16-byte blocks on x86, zlib for the
+ * rest) at every length a frame can have up to two 4 KiB pages, at every
+ * alignment, from a nonzero start and split anywhere.
+ */
+TEST(crc32_fast_path_every_length_and_alignment)
+{
+    static uint8_t buf[9100 + 16];
+    uint32_t seed = 0x12345678;
+
+    for (size_t i = 0; i < sizeof(buf); i++) {
+        seed = seed * 1103515245 + 12345;
+        buf[i] = seed >> 16;
+    }
+    for (size_t len = 0; len <= 1100; len++) {
+        for (size_t align = 0; align < 16; align++) {
+            ASSERT_EQ(crc32_z(0, buf + align, len),
+                      vrnic_crc32(0, buf + align, len)) {
+                TH_LOG("length %zu at alignment %zu", len, align);
+            }
+        }
+        ASSERT_EQ(crc32_z(0xdeadbeef, buf, len),
+                  vrnic_crc32(0xdeadbeef, buf, len));
+    }
+    for (size_t len = 4000; len <= 4200; len++) {
+        ASSERT_EQ(crc32_bitwise(0, buf + 3, len), vrnic_crc32(0, buf + 3, len));
+    }
+    ASSERT_EQ(crc32_bitwise(0, buf, 9100), vrnic_crc32(0, buf, 9100));
+    for (size_t cut = 0; cut <= 9100; cut += 37) {
+        uint32_t crc = vrnic_crc32(0, buf, cut);
+
+        ASSERT_EQ(crc32_bitwise(0, buf, 9100),
+                  vrnic_crc32(crc, buf + cut, 9100 - cut));
+    }
 }
 
 TEST(opcode_table)
