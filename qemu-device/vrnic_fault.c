@@ -207,6 +207,13 @@ static void vrnic_fault_passed(VrnicCore *core, uint8_t dir)
     }
 }
 
+/* Nothing to inject and nothing held back: frames pass untouched. */
+static bool vrnic_fault_idle(const VrnicFaultCfg *c, const struct VrnicFault *f)
+{
+    return !(c->drop_ppm | c->reorder_ppm | c->dup_ppm | c->corrupt_ppm |
+             c->delay_us) && !f->nheld;
+}
+
 void vrnic_fault_frame(VrnicCore *core, uint8_t dir, const uint8_t *frame,
                        size_t len)
 {
@@ -217,7 +224,7 @@ void vrnic_fault_frame(VrnicCore *core, uint8_t dir, const uint8_t *frame,
     int64_t now;
     bool dup;
 
-    if (!(c->dir & dir) || len > sizeof(buf)) {
+    if (!(c->dir & dir) || vrnic_fault_idle(c, f) || len > sizeof(buf)) {
         vrnic_fault_emit(core, dir, (uint8_t *)frame, len);
         return;
     }
