@@ -18,6 +18,9 @@
 #   -t TCLASS   expect RoCEv2 frames carrying this traffic class (IPv4 DS
 #               byte: DSCP = TCLASS >> 2, ECN = TCLASS & 3) and count the
 #               frames of each class
+#   -l BYTES    expect RoCEv2 frames whose IP packet is at least BYTES long
+#               and none longer than BYTES + 100 (the path MTU in use:
+#               4096 + headers for jumbo frames)
 #   -I          do not run icrc-check
 # Exit status 0 when every check passed.
 set -uo pipefail
@@ -56,13 +59,14 @@ opcode() {
 
 usage() { sed -n '2,/^# Exit/s/^# \{0,1\}//p' "$0"; }
 
-expect=() min=1 ping= icrc=1 tclass=
-while getopts o:m:p:t:Ih opt; do
+expect=() min=1 ping= icrc=1 tclass= big=
+while getopts o:m:p:t:l:Ih opt; do
 	case "$opt" in
 	o) expect+=("$OPTARG") ;;
 	m) min=$OPTARG ;;
 	p) ping=$OPTARG ;;
 	t) tclass=$((OPTARG)) ;;
+	l) big=$((OPTARG)) ;;
 	I) icrc=0 ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
@@ -73,7 +77,7 @@ shift $((OPTIND - 1))
 pcap=$1
 
 ktap_print_header
-ktap_set_plan $((2 + ${#expect[@]} + (${ping:+1} + 0) + (${tclass:+1} + 0) + 1))
+ktap_set_plan $((2 + ${#expect[@]} + (${ping:+1} + 0) + (${tclass:+1} + 0) + (${big:+1} + 0) + 1))
 
 # tshark insists on saying it runs as root; keep its stderr for real errors.
 # Its RPC-over-RDMA heuristic claims tiny SEND payloads (perftest's 2-byte
@@ -136,6 +140,15 @@ if [ -n "$tclass" ]; then
 		-T fields -e frame.number | grep -c .)
 	has_tc() { [ "$ntc" -gt 0 ]; }
 	ktap_test_result "traffic class $tclass on the wire: DSCP $dscp ECN $ecn ($ntc frames)" has_tc
+fi
+
+if [ -n "$big" ]; then
+	lens=$(ts -Y infiniband -T fields -e ip.len | sort -n)
+	nbig=$(awk -v b="$big" '$1 >= b' <<<"$lens" | grep -c .)
+	largest=$(tail -n 1 <<<"$lens")
+	ktap_print_msg "RoCEv2 IP packets: ${largest:-none} bytes the largest, $nbig of at least $big"
+	sized() { [ "$nbig" -gt 0 ] && [ "${largest:-0}" -le $((big + 100)) ]; }
+	ktap_test_result "RoCEv2 packets of $big..$((big + 100)) bytes ($nbig), none longer" sized
 fi
 
 ic=$top/build/bin/icrc-check

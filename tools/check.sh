@@ -157,6 +157,20 @@ wire pair -m 100 -p 169.254.0.1,169.254.0.2 -t 106 \
 guest pair_transport -n 2 -t 900 -- \
 	"pair_transport:selftests/vrnic/pair_transport.sh"
 
+# Jumbo frames: netdev MTU 9000 in both guests, so ib_core and perftest
+# use path MTU 4096 (4 KiB of payload per packet): the tools and the
+# interop matrix with rdma_rxe, each capture holding packets of that size.
+guest pair_jumbo -n 2 --mtu 9000 -t 600 --pcap "$out/pair_jumbo.pcap" -- \
+	"pair_jumbo:PAIR_RDMA_MATRIX=1 selftests/vrnic/pair_rdma.sh"
+wire pair_jumbo -m 100 -l 4136 -o RC_RDMA_WRITE_FIRST -o RC_RDMA_WRITE_MIDDLE \
+	-o RC_RDMA_READ_RESPONSE_FIRST -o RC_SEND_FIRST -o RC_ACKNOWLEDGE \
+	"$out/pair_jumbo.pcap"
+guest interop_jumbo -n 2 --nic vrnic,rxe --mtu 9000 -t 600 \
+	--pcap "$out/interop_jumbo.pcap" -- \
+	"interop_jumbo:PAIR_RDMA_MATRIX=1 selftests/vrnic/pair_rdma.sh"
+wire interop_jumbo -m 100 -l 4136 -o RC_RDMA_WRITE_FIRST -o RC_RDMA_WRITE_MIDDLE \
+	-o RC_ACKNOWLEDGE "$out/interop_jumbo.pcap"
+
 # RC that survives a bad wire: 1% drop, 1% reorder, 0.1% duplicate, 0.1%
 # corrupt on both ports (each injects into what it sends): >= 1 GiB of RC
 # WRITE/READ/SEND verified, atomics exactly once, UC/UD complete only whole

@@ -10,6 +10,8 @@
 # its injector to faults UD survives for ibv_ud_pingpong, which needs
 # tools/vm --qmp, see ud_pingpong_lossy). A vrnic node prints its port
 # counters at the end.
+# With tools/vm --mtu (VRNIC_MTU) the port's active MTU and the one perftest
+# connects with must be the largest IB MTU that netdev MTU holds.
 # Node 1 is the server, node 0 the client. Knobs: PAIR_RDMA_TIMEOUT (per
 # tool, default 60 s), PAIR_RDMA_RPING_COUNT (10), PAIR_RDMA_BW_ITERS (100).
 . "$(dirname "$0")/../lib.sh"
@@ -27,7 +29,7 @@ lossy=${PAIR_RDMA_LOSSY:-0}
 qom=0
 [ "$matrix" = 1 ] && [ "$lossy" = 1 ] && [ "${VRNIC_NIC:-}" = vrnic ] && qom=1
 ktap_print_header
-ktap_set_plan $((4 + (matrix ? 9 : 0) + (qom ? 3 : 0)))
+ktap_set_plan $((4 + (matrix ? 9 : 0) + (qom ? 3 : 0) + (${VRNIC_MTU:+1} + 0)))
 ktap_print_msg "node $VRNIC_NODE ($role): NIC ${VRNIC_NIC:-?}, $VRNIC_IFACE $VRNIC_IP, RDMA device ${VRNIC_IBDEV:-none}"
 
 dev_ok() {
@@ -65,6 +67,19 @@ show /tmp/bw.log 4
 bw=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { print $4 }' /tmp/bw.log | tail -n 1)
 bw_ok() { [ "$rc" = 0 ] && [ -n "$bw" ]; }
 check "ib_write_bw -n $iters ($role, exit $rc, ${bw:-no} MB/s)" bw_ok
+
+if [ -n "${VRNIC_MTU:-}" ]; then
+	# ib_core's rule (iboe_get_mtu): the netdev MTU less GRH, UDP, BTH,
+	# the largest extension headers and the ICRC (96 bytes).
+	want=256
+	for m in 512 1024 2048 4096; do
+		[ $((VRNIC_MTU - 96)) -ge "$m" ] && want=$m
+	done
+	port=$(ibv_devinfo -d "$VRNIC_IBDEV" | awk '/active_mtu:/ { print $2 }')
+	used=$(awk '/^ *Mtu *:/ { sub(/\[B\].*/, "", $3); print $3 }' /tmp/bw.log | head -n 1)
+	mtu_ok() { [ "$port" = "$want" ] && [ "$used" = "$want" ]; }
+	check "netdev MTU $VRNIC_MTU: active_mtu ${port:-?}, ib_write_bw used ${used:-?}, want $want" mtu_ok
+fi
 
 # ibv_rc_pingpong on the faulty wire. The tool destroys its QP right after
 # its last completion, with no closing handshake: if the ACK of one side's

@@ -13,7 +13,7 @@ for arg in $(</proc/cmdline); do
 	vrnic.*=*) k=${arg%%=*}; k=${k#vrnic.}; declare "VRNIC_${k^^}=${arg#*=}" ;;
 	esac
 done
-export VRNIC_TOP VRNIC_NODE VRNIC_NODES VRNIC_KREL
+export VRNIC_TOP VRNIC_NODE VRNIC_NODES VRNIC_KREL VRNIC_MTU
 export VRNIC_OUT=/vrnic-out
 
 say() { echo "vrnic-guest[$VRNIC_NODE]: $*" >/dev/console; }
@@ -52,6 +52,8 @@ export VRNIC_NIC
 up_iface() {
 	VRNIC_IFACE=$1
 	export VRNIC_IFACE
+	[ -n "${VRNIC_MTU:-}" ] && { ip link set "$VRNIC_IFACE" mtu "$VRNIC_MTU" ||
+		say "ip link set $VRNIC_IFACE mtu $VRNIC_MTU failed"; }
 	ip link set "$VRNIC_IFACE" up
 	ip addr add "$VRNIC_IP/16" dev "$VRNIC_IFACE"
 }
