@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fetch and unpack the heavy inputs into VRNIC_CACHE (idempotent, keyed by version):
-#   qemu-<ver>/src        QEMU source with the vrnic device dropped in
+#   qemu-<ver>/src        QEMU source with the vrnic device dropped in and
+#                         tools/qemu-patches/ applied
 #   kernel-<krel>/        guest kernel image + modules (depmod'ed, decompressed)
 #   rdma-core-<ver>/      rdma-core source (provider private headers)
 #   linux-source-6.12/    kselftest headers and checkpatch.pl
@@ -42,6 +43,22 @@ fetch_qemu() {
 	echo 'source vrnic/Kconfig' >>"$src.tmp/hw/Kconfig"
 	touch "$src.tmp/.vrnic-prepared"
 	mv "$src.tmp" "$src"
+}
+
+# The QEMU changes the project carries (tools/qemu-patches/, in order), each
+# applied once, also to a source unpacked before the patch existed.
+patch_qemu() {
+	local src p name
+	src="$(qemu_dir)/src"
+	for p in "$VRNIC_TOP"/tools/qemu-patches/*.patch; do
+		[ -e "$p" ] || continue
+		name=$(basename "$p" .patch)
+		[ -e "$src/.vrnic-patch-$name" ] && continue
+		step "QEMU $QEMU_VERSION: applying $name"
+		(cd "$src" && git apply "$p") ||
+			die "QEMU: $name did not apply" "rm -rf $(qemu_dir)/src* && make setup"
+		touch "$src/.vrnic-patch-$name"
+	done
 }
 
 # ---- guest kernel --------------------------------------------------------------
@@ -106,6 +123,7 @@ fetch_linux_source() {
 }
 
 fetch_qemu
+patch_qemu
 fetch_kernel
 fetch_rdma_core
 fetch_linux_source
