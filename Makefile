@@ -75,6 +75,11 @@ $(B)/bench/bench_xport: qemu-device/tests/bench_xport.c qemu-device/tests/fake_b
 bench-core: $(B)/bench/bench_xport
 	@$< $(BENCH_CORE_SECONDS)
 
+# The guests' wire on its own (tools/wire-limit/), for make bench.
+$(B)/bin/wire-limit: tools/wire-limit/wire-limit.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -o $@ $<
+
 # The ICRC checker shares the device's codec (no second implementation).
 ICRC_CHECK_SRCS := tools/icrc-check/icrc-check.c qemu-device/vrnic_icrc.c \
 	qemu-device/vrnic_pkt.c
@@ -196,7 +201,7 @@ demo: setup all
 	@tools/demo.sh $(DEMO_ARGS)
 
 # perftest, vrnic vs rdma_rxe (not part of check): Documentation/benchmarks.rst
-bench: setup all
+bench: setup all $(B)/bench/bench_xport $(B)/bin/wire-limit
 	@tools/bench.sh $(BENCH_ARGS)
 
 # QEMU's qtests of the device (Documentation/qtest.rst); make check runs them too

@@ -12,6 +12,12 @@
 # the host, selftests/bench_nvme_guest.sh) on each NIC: 4 KiB random read
 # IOPS at iodepth 32, 4 KiB random read latency at iodepth 1 (p50, p99),
 # 128 KiB sequential read and write MB/s; a table with vrnic/rxe.
+# Before the guests: bench-core (the device core alone, two cores in one
+# process on an in-memory wire, against memcpy) and the wire limit (two
+# processes blasting frames of the sizes in use through the guests' kind
+# of socket). After the path-MTU-1024 pairs, the same NICs with jumbo
+# frames (--mtu 9000: path MTU 4096) run 64 KiB bandwidth, shown against
+# each other and against the wire limit at that frame size.
 # Not part of make check. See Documentation/benchmarks.rst.
 #
 # usage: tools/bench.sh [--nic 'vrnic rxe'] [--faults PROPS]
@@ -25,12 +31,13 @@
 #   -t SEC         timeout per test (default 90)
 #   --nvme on|off|only  the NVMe over RDMA section (default on; only: skip
 #                  perftest and the faults section)
+#   --jumbo on|off the path-MTU-4096 section (default on)
 # Logs: build/bench/<nic>.log (every test's full perftest output).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$VRNIC_TOP" || exit 1
 
-nics="vrnic rxe" tmo=90 fiters=1000 nvme=on
+nics="vrnic rxe" tmo=90 fiters=1000 nvme=on jumbo=on
 faults=fault-drop-ppm=10000,fault-reorder-ppm=10000,fault-dup-ppm=1000,fault-corrupt-ppm=1000,fault-seed=1
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -38,6 +45,7 @@ while [ $# -gt 0 ]; do
 	--faults) faults=$2; shift 2 ;;
 	--fault-iters) fiters=$2; shift 2 ;;
 	--nvme) nvme=$2; shift 2 ;;
+	--jumbo) jumbo=$2; shift 2 ;;
 	-t) tmo=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	*) break ;;
@@ -54,6 +62,7 @@ tests=("$@")
 )
 out=$VRNIC_TOP/build/bench
 mkdir -p "$out"
+rm -f "$out"/{core,wire,table,faults,jumbo,nvme}.txt
 
 machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, $(uname -sr)"
 step "bench: perftest, vrnic vs rdma_rxe, TCG guests ($(date -u +%Y-%m-%dT%H:%MZ))"
@@ -98,7 +107,25 @@ run_pair() {
 	done
 }
 
-[ "$nvme" = only ] && faults=none
+[ "$nvme" = only ] && faults=none jumbo=off
+
+# The core alone and the wire alone, in this run, on this machine.
+if [ "$nvme" != only ]; then
+	step "bench-core: two device cores on an in-memory wire, one host thread"
+	build/bench/bench_xport 2 | tee "$out/core.txt"
+	step "wire limit: two processes, one unix datagram per frame"
+	# The queue tools/vm gives each end of a pair (its network namespace).
+	wl() {
+		unshare --net sh -c 'echo 512 >/proc/sys/net/unix/max_dgram_qlen && exec "$@"' \
+			sh build/bin/wire-limit "$1" 2 2>/dev/null || build/bin/wire-limit "$1" 2
+	}
+	# WRITE MIDDLE frames: Ethernet + IPv4 + UDP + BTH + payload + ICRC.
+	for f in 1082 4154; do wl $f; done | tee "$out/wire.txt"
+	while read -r _ bytes _ _ gbs _; do
+		res[wire,$bytes]=$(awk -v g="$gbs" 'BEGIN { printf "%.1f", g * 1000 }')
+	done <"$out/wire.txt"
+fi
+
 for nic in $nics; do
 	[ "$nvme" = only ] || run_pair "$nic" "$nic" -- "${tests[@]}"
 done
@@ -106,6 +133,12 @@ done
 # the same, so the ratio compares like with like (100 iterations last a
 # fraction of a second and vary 3x between runs).
 ftests=(ib_write_bw:65536:$fiters ib_send_bw:65536:$fiters)
+jtests=(ib_write_bw:65536:1000 ib_read_bw:65536:1000 ib_send_bw:65536:1000)
+if [ "$jumbo" = on ]; then
+	for nic in $nics; do
+		run_pair "$nic-jumbo" "$nic" --mtu 9000 -- "${jtests[@]}"
+	done
+fi
 if [ "$faults" != none ]; then
 	run_pair vrnic-lossless vrnic -- "${ftests[@]}"
 	run_pair vrnic-faults vrnic -d "$faults" -- "${ftests[@]}"
@@ -156,7 +189,24 @@ if [ "$faults" != none ]; then
 		awk '/^(retransmits|timeouts|early_retransmits|seq_naks_rcvd|implied_naks|fault_[a-z]+)$/ { k = $0; next }
 		     k { printf "%s %s  ", k, $0; k = "" } END { print "" }'
 fi
-rm -f "$out/nvme.txt"
+if [ "$jumbo" = on ]; then
+	echo
+	echo "path MTU 4096 (netdev MTU 9000), 64 KiB x 1000; wire limit at 4154-byte frames: ${res[wire,4154]:-?} MB/s"
+	set -- $nics
+	{
+		printf '%-13s %6s %-5s' test bytes unit
+		for nic in $nics; do printf ' %14s' "$nic"; done
+		[ $# = 2 ] && printf ' %10s' "$1/$2"
+		printf ' %10s\n' "$1/wire"
+		for t in "${jtests[@]}"; do
+			IFS=: read -r name bytes _ <<<"$t"
+			printf '%-13s %6s %-5s' "$name" "$bytes" MB/s
+			for nic in $nics; do printf ' %14s' "${res[$nic-jumbo,$name,$bytes]%%(*}"; done
+			[ $# = 2 ] && printf ' %10s' "$(ratio "${res[$1-jumbo,$name,$bytes]}" "${res[$2-jumbo,$name,$bytes]}")"
+			printf ' %10s\n' "$(ratio "${res[$1-jumbo,$name,$bytes]}" "${res[wire,4154]:-}")"
+		done
+	} | tee "$out/jumbo.txt"
+fi
 if [ "$nvme" != off ]; then
 	nrows="randread_4k_qd32:IOPS lat_4k_qd1_p50:usec lat_4k_qd1_p99:usec seqread_128k:MB/s seqwrite_128k:MB/s"
 	for nic in $nics; do
@@ -187,4 +237,4 @@ if [ "$nvme" != off ]; then
 	echo "NVMe: IOPS and MB/s higher is better (ratio > 1: vrnic ahead); usec lower is better (ratio < 1: vrnic ahead)."
 fi
 echo "host: $machine; load average $(cut -d' ' -f1-3 /proc/loadavg); logs in $out/"
-! grep -q FAIL "$out/table.txt" "$out/faults.txt" "$out/nvme.txt" 2>/dev/null
+! grep -q FAIL "$out/table.txt" "$out/faults.txt" "$out/jumbo.txt" "$out/nvme.txt" 2>/dev/null

@@ -1,0 +1,94 @@
+/*
+ * wire-limit: what the guests' wire carries with no device behind it.
+ * Two processes, one sending and one receiving, blast frames of one size
+ * through the kind of socket a tools/vm pair uses (unix datagram sockets
+ * bound to paths, one sendto() and one recv() per Ethernet frame, the
+ * sender blocking when the receiver's queue is full), for a given time.
+ * Prints "wire-limit: BYTES B frames: GB/s frames/s". make bench runs it
+ * in a network namespace with the same max_dgram_qlen as tools/vm.
+ *
+ * usage: wire-limit FRAME_BYTES [SECONDS]
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int bound(struct sockaddr_un *a, const char *dir, const char *name)
+{
+    int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+
+    memset(a, 0, sizeof(*a));
+    a->sun_family = AF_UNIX;
+    snprintf(a->sun_path, sizeof(a->sun_path), "%s/%s", dir, name);
+    if (fd < 0 || bind(fd, (struct sockaddr *)a, sizeof(*a))) {
+        perror("wire-limit: socket");
+        exit(1);
+    }
+    return fd;
+}
+
+int main(int argc, char **argv)
+{
+    size_t len = argc > 1 ? strtoul(argv[1], NULL, 0) : 0;
+    double secs = argc > 2 ? atof(argv[2]) : 2.0, t0, t;
+    char dir[] = "/tmp/wire-limit.XXXXXX";
+    struct sockaddr_un ta, ra;
+    static char buf[65536];
+    unsigned long frames = 0;
+    int tx, rx, status;
+    pid_t child;
+
+    if (len < 14 || len > sizeof(buf) || !mkdtemp(dir)) {
+        fprintf(stderr, "usage: wire-limit FRAME_BYTES(14..65536) [SECONDS]\n");
+        return 2;
+    }
+    tx = bound(&ta, dir, "tx");
+    rx = bound(&ra, dir, "rx");
+    child = fork();
+    if (child == 0) {
+        /* The receiver: read until the sender's zero-length end mark. */
+        close(tx);
+        while (recv(rx, buf, sizeof(buf), 0) > 0) {
+            frames++;
+        }
+        _exit(0);
+    }
+    close(rx);
+    memset(buf, 0x5a, len);
+    t0 = now_s();
+    do {
+        for (int i = 0; i < 64; i++) {
+            if (sendto(tx, buf, len, 0, (struct sockaddr *)&ra,
+                       sizeof(ra)) != (ssize_t)len) {
+                perror("wire-limit: sendto");
+                return 1;
+            }
+        }
+        frames += 64;
+        t = now_s() - t0;
+    } while (t < secs);
+    sendto(tx, buf, 0, 0, (struct sockaddr *)&ra, sizeof(ra));
+    waitpid(child, &status, 0);
+    t = now_s() - t0;   /* until the receiver has read everything */
+    printf("wire-limit: %zu B frames: %.3f GB/s %.0f frames/s\n", len,
+           frames * len / t / 1e9, frames / t);
+    unlink(ta.sun_path);
+    unlink(ra.sun_path);
+    rmdir(dir);
+    return 0;
+}
