@@ -5,8 +5,11 @@
 # line per test:
 #   BENCH <test> <bytes> <value> <unit>       (lat: t_typical usec; bw: MB/s)
 #   BENCH <test> <bytes> FAIL <reason>
+#   PCTL <test> <bytes> <min> <median> <p99> <p99.9> <max>   (lat, usec)
 # and each test's full output after a '## <test> <bytes>' header.
-# usage: bench_guest.sh TEST:BYTES:ITERS ...   (tools/bench.sh passes the set)
+# usage: bench_guest.sh TEST:BYTES:ITERS[:QPS] ...   (tools/bench.sh passes
+# the set); QPS > 1 runs perftest with -q QPS and names the result
+# <test>-q<QPS> (the aggregate over the QPs).
 # env: BENCH_TIMEOUT per test (default 90 s)
 . "$VRNIC_TOP/selftests/rdma_lib.sh"
 
@@ -19,8 +22,8 @@ say() { [ "$VRNIC_NODE" = 0 ] && echo "$@"; }
 dev=${VRNIC_IBDEV:-}
 if [ -z "$dev" ] || ! wait_gid 30; then
 	for t in "${tests[@]}"; do
-		IFS=: read -r name bytes _ <<<"$t"
-		say "BENCH $name $bytes FAIL no-RDMA-device-or-GID(${VRNIC_NIC:-?})"
+		IFS=: read -r name bytes _ qps <<<"$t"
+		say "BENCH $name${qps:+-q$qps} $bytes FAIL no-RDMA-device-or-GID(${VRNIC_NIC:-?})"
 	done
 	exit 1
 fi
@@ -30,8 +33,9 @@ ping -q -c 1 -w 30 "$VRNIC_PEER_IP" >/dev/null
 
 status=0
 for t in "${tests[@]}"; do
-	IFS=: read -r name bytes iters <<<"$t"
-	opts="-d $dev -x $gid -F -s $bytes -n $iters"
+	IFS=: read -r name bytes iters qps <<<"$t"
+	opts="-d $dev -x $gid -F -s $bytes -n $iters${qps:+ -q $qps}"
+	label=$name${qps:+-q$qps}
 	PAIR_LOG=/tmp/bench.log pair_run "bench-$name-$bytes" "$tmo" \
 		"$name $opts" "$name $opts $VRNIC_PEER_IP"
 	rc=$?
@@ -45,7 +49,13 @@ for t in "${tests[@]}"; do
 		unit=MB/s ;;
 	esac
 	if [ "$rc" = 0 ] && [ -n "$val" ]; then
-		echo "BENCH $name $bytes $val $unit"
+		echo "BENCH $label $bytes $val $unit"
+		# #bytes #iter t_min t_max t_typical t_avg t_stdev 99% 99.9%
+		if [[ $name == *_lat ]]; then
+			awk -v n="$label" -v b="$bytes" '$1 == b && NF >= 9 && $3 ~ /^[0-9.]+$/ {
+				l = "PCTL " n " " b " " $3 " " $5 " " $8 " " $9 " " $4 } END { if (l) print l }' \
+				/tmp/bench.log
+		fi
 	else
 		status=1
 		if [ "$rc" = 124 ]; then
@@ -59,9 +69,9 @@ for t in "${tests[@]}"; do
 				grep . /tmp/bench.log | tail -n 1; } | tr -cs 'A-Za-z0-9_.:-' '-' | cut -c1-60)
 			why="exit-$rc:${why#-}"
 		fi
-		echo "BENCH $name $bytes FAIL ${why%-}"
+		echo "BENCH $label $bytes FAIL ${why%-}"
 	fi
-	echo "## $name $bytes (exit $rc)"
+	echo "## $label $bytes (exit $rc)"
 	sed 's/^/   /' /tmp/bench.log
 done
 # The port's counters after the run (vrnic: retransmits, injected faults).

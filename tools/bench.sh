@@ -31,12 +31,16 @@
 #   -t SEC         timeout per test (default 90)
 #   --nvme on|off|only  the NVMe over RDMA section (default on; only: skip
 #                  perftest and the faults section)
-#   --jumbo on|off the path-MTU-4096 section (default on)
+#   --jumbo on|off the path-MTU-4096 section (default on; it also runs
+#                  ib_write_bw -q 4, four QPs' aggregate)
 # Logs: build/bench/<nic>.log (every test's full perftest output).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$VRNIC_TOP" || exit 1
 
+# A run with no arguments is the reference run: its results become
+# Documentation/benchmarks-results.txt and benchmarks.png.
+reference=$(($# == 0))
 nics="vrnic rxe" tmo=90 fiters=1000 nvme=on jumbo=on
 faults=fault-drop-ppm=10000,fault-reorder-ppm=10000,fault-dup-ppm=1000,fault-corrupt-ppm=1000,fault-seed=1
 while [ $# -gt 0 ]; do
@@ -56,19 +60,19 @@ tests=("$@")
 	ib_write_lat:2:200 ib_write_lat:4096:200
 	ib_read_lat:2:200 ib_read_lat:4096:200
 	ib_send_lat:2:200 ib_send_lat:4096:200
-	ib_write_bw:4096:100 ib_write_bw:65536:100
-	ib_read_bw:4096:100 ib_read_bw:65536:100
-	ib_send_bw:4096:100 ib_send_bw:65536:100
+	ib_write_bw:4096:100 ib_write_bw:16384:100 ib_write_bw:65536:100
+	ib_read_bw:4096:100 ib_read_bw:16384:100 ib_read_bw:65536:100
+	ib_send_bw:4096:100 ib_send_bw:16384:100 ib_send_bw:65536:100
 )
 out=$VRNIC_TOP/build/bench
 mkdir -p "$out"
-rm -f "$out"/{core,wire,table,faults,jumbo,nvme}.txt
+rm -f "$out"/{core,wire,table,p99,faults,jumbo,nvme}.txt "$out"/*.dat "$out/bench.png"
 
 machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, $(uname -sr)"
 step "bench: perftest, vrnic vs rdma_rxe, TCG guests ($(date -u +%Y-%m-%dT%H:%MZ))"
 info "host: $machine"
 
-declare -A res
+declare -A res pct
 # ratio A B: A/B to two decimals, "-" unless both are numbers and B > 0.
 ratio() {
 	if [[ $1 =~ ^[0-9.]+$ && $2 =~ ^[0-9.]+$ ]]; then
@@ -100,8 +104,12 @@ run_pair() {
 			res[$name,$test,$bytes]=$val
 		fi
 	done < <(grep '^BENCH ' "$out/$name.log")
+	while read -r _ test bytes pmin p50 p99 p999 pmax; do
+		pct[$name,$test,$bytes]="$pmin $p50 $p99 $p999 $pmax"
+	done < <(grep '^PCTL ' "$out/$name.log")
 	for t in "${list[@]}"; do
-		IFS=: read -r test bytes _ <<<"$t"
+		IFS=: read -r test bytes _ qps <<<"$t"
+		test=$test${qps:+-q$qps}
 		[ -n "${res[$name,$test,$bytes]:-}" ] ||
 			res[$name,$test,$bytes]="FAIL(no-result:vm-exit-$rc)"
 	done
@@ -133,7 +141,8 @@ done
 # the same, so the ratio compares like with like (100 iterations last a
 # fraction of a second and vary 3x between runs).
 ftests=(ib_write_bw:65536:$fiters ib_send_bw:65536:$fiters)
-jtests=(ib_write_bw:65536:1000 ib_read_bw:65536:1000 ib_send_bw:65536:1000)
+jtests=(ib_write_bw:65536:1000 ib_read_bw:65536:1000 ib_send_bw:65536:1000
+	ib_write_bw:65536:1000:4)
 if [ "$jumbo" = on ]; then
 	for nic in $nics; do
 		run_pair "$nic-jumbo" "$nic" --mtu 9000 -- "${jtests[@]}"
@@ -171,6 +180,22 @@ for k in "${!res[@]}"; do
 	esac
 done | sort
 
+# Latency tails: the 99th percentile of each latency test.
+set -- $nics
+if [ $# = 2 ]; then
+	echo
+	echo "latency, 99th percentile (usec):"
+	{
+		printf '%-13s %6s %14s %14s %10s\n' test bytes "$1" "$2" "$2/$1"
+		for t in "${tests[@]}"; do
+			IFS=: read -r name bytes _ <<<"$t"
+			[[ $name == *_lat ]] || continue
+			a=$(cut -d' ' -f3 <<<"${pct[$1,$name,$bytes]:-}") b=$(cut -d' ' -f3 <<<"${pct[$2,$name,$bytes]:-}")
+			printf '%-13s %6s %14s %14s %10s\n' "$name" "$bytes" "${a:--}" "${b:--}" "$(ratio "$b" "$a")"
+		done
+	} | tee "$out/p99.txt"
+fi
+
 if [ "$faults" != none ]; then
 	echo
 	echo "vrnic under faults ($faults), both ports:"
@@ -194,13 +219,14 @@ if [ "$jumbo" = on ]; then
 	echo "path MTU 4096 (netdev MTU 9000), 64 KiB x 1000; wire limit at 4154-byte frames: ${res[wire,4154]:-?} MB/s"
 	set -- $nics
 	{
-		printf '%-13s %6s %-5s' test bytes unit
+		printf '%-16s %6s %-5s' test bytes unit
 		for nic in $nics; do printf ' %14s' "$nic"; done
 		[ $# = 2 ] && printf ' %10s' "$1/$2"
 		printf ' %10s\n' "$1/wire"
 		for t in "${jtests[@]}"; do
-			IFS=: read -r name bytes _ <<<"$t"
-			printf '%-13s %6s %-5s' "$name" "$bytes" MB/s
+			IFS=: read -r name bytes _ qps <<<"$t"
+			name=$name${qps:+-q$qps}
+			printf '%-16s %6s %-5s' "$name" "$bytes" MB/s
 			for nic in $nics; do printf ' %14s' "${res[$nic-jumbo,$name,$bytes]%%(*}"; done
 			[ $# = 2 ] && printf ' %10s' "$(ratio "${res[$1-jumbo,$name,$bytes]}" "${res[$2-jumbo,$name,$bytes]}")"
 			printf ' %10s\n' "$(ratio "${res[$1-jumbo,$name,$bytes]}" "${res[wire,4154]:-}")"
@@ -236,5 +262,46 @@ if [ "$nvme" != off ]; then
 	} | tee "$out/nvme.txt"
 	echo "NVMe: IOPS and MB/s higher is better (ratio > 1: vrnic ahead); usec lower is better (ratio < 1: vrnic ahead)."
 fi
+# The picture: bandwidth against message size, latency percentiles.
+set -- $nics
+for nic in $nics; do
+	for t in "${tests[@]}"; do
+		IFS=: read -r name bytes _ <<<"$t"
+		v=${res[$nic,$name,$bytes]:-}
+		[[ $name == *_bw && $v =~ ^[0-9.]+$ ]] && echo "$name $bytes $v" >>"$out/bw-$nic.dat"
+		[[ $name == *_lat && $bytes == 2 && -n ${pct[$nic,$name,$bytes]:-} ]] &&
+			tr ' ' '\n' <<<"${pct[$nic,$name,$bytes]}" | cat -n >"$out/lat-$nic-$name.dat"
+	done
+done
+if command -v gnuplot >/dev/null && [ $# = 2 ] &&
+	gnuplot -e "out='$out'; a='$1'; b='$2'" tools/bench-plot.gp 2>"$out/gnuplot.err"; then
+	info "picture: $out/bench.png"
+else
+	info "no picture (gnuplot missing, one NIC only, or see $out/gnuplot.err)"
+fi
 echo "host: $machine; load average $(cut -d' ' -f1-3 /proc/loadavg); logs in $out/"
+
+# Every table of this run, with its date and machine, in one file.
+{
+	echo "make bench, $(date -u +%Y-%m-%d) on $machine (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
+	for f in core wire table p99 jumbo faults nvme; do
+		[ -s "$out/$f.txt" ] || continue
+		echo
+		case $f in
+		core) echo "bench-core (the device core alone, one host thread):" ;;
+		wire) echo "wire limit (two processes, unix datagrams):" ;;
+		table) echo "perftest, path MTU 1024 (lat: median usec; bw: MB/s):" ;;
+		p99) echo "latency, 99th percentile (usec):" ;;
+		jumbo) echo "perftest, path MTU 4096, 64 KiB x 1000 (MB/s):" ;;
+		faults) echo "vrnic under faults ($faults), 64 KiB x $fiters (MB/s):" ;;
+		nvme) echo "NVMe over RDMA (fio):" ;;
+		esac
+		cat "$out/$f.txt"
+	done
+} >"$out/results.txt"
+if [ "$reference" = 1 ]; then
+	cp "$out/results.txt" Documentation/benchmarks-results.txt
+	[ -s "$out/bench.png" ] && cp "$out/bench.png" Documentation/benchmarks.png
+	info "reference run: Documentation/benchmarks-results.txt and benchmarks.png updated"
+fi
 ! grep -q FAIL "$out/table.txt" "$out/faults.txt" "$out/jumbo.txt" "$out/nvme.txt" 2>/dev/null

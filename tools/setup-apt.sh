@@ -96,6 +96,8 @@ PKGS=(
 	busybox-static cpio xz-utils zstd kmod iproute2 iputils-ping pciutils
 	# wire checks: decode captured RoCEv2 frames
 	tshark
+	# make bench's picture
+	gnuplot-nox
 	# kernel module, checkpatch and kselftest headers
 	"linux-headers-$KREL" linux-source-$KERNEL_SERIES
 	# rdma userland used inside the guests
