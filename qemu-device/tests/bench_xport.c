@@ -41,15 +41,7 @@ static uint32_t mr_paged(Node *n, uint32_t access, uint64_t addr,
     for (uint32_t i = 0; i < np; i++) {
         t[i] = htole64(addr + i * 4096ull);
     }
-    cmd_init(&c, VRNIC_AQ_OP_REG_MR);
-    c.mr.pdn = htole32(n->pdn);
-    c.mr.access = htole32(access);
-    c.mr.key_byte = 0x5a;
-    c.mr.mem.iova = htole64(addr);
-    c.mr.mem.length = htole64(len);
-    c.mr.mem.flags = htole32(VRNIC_FIELD_PREP(VRNIC_MEM_PAGE_SHIFT_MASK, 12) |
-                             VRNIC_FIELD_PREP(VRNIC_MEM_LEVELS_MASK, 1));
-    c.mr.mem.npages = htole32(np);
+    mr_cmd(&c, n, access, addr, len, 12, 1);
     c.mr.mem.pages[0] = htole64(table);
     if (run(n->f, &c, &r)) {
         fprintf(stderr, "bench-core: REG_MR failed\n");

@@ -92,24 +92,34 @@ static inline void node_init(Node *n, uint8_t id, bool v6)
     node_init_cfg(n, id, v6, NULL);
 }
 
+/* A REG_MR of [addr, addr + len) in n's PD, pages of 2^shift bytes through
+ * `levels` tables; the caller fills mem.pages. */
+static inline void mr_cmd(AnyCmd *c, Node *n, uint32_t access, uint64_t addr,
+                          uint64_t len, uint32_t shift, uint32_t levels)
+{
+    cmd_init(c, VRNIC_AQ_OP_REG_MR);
+    c->mr.pdn = htole32(n->pdn);
+    c->mr.access = htole32(access);
+    c->mr.key_byte = 0x5a;
+    c->mr.mem.iova = htole64(addr);
+    c->mr.mem.length = htole64(len);
+    c->mr.mem.flags =
+        htole32(VRNIC_FIELD_PREP(VRNIC_MEM_PAGE_SHIFT_MASK, shift) |
+                VRNIC_FIELD_PREP(VRNIC_MEM_LEVELS_MASK, levels));
+    c->mr.mem.npages = htole32(((addr + len - 1) >> shift) -
+                               (addr >> shift) + 1);
+}
+
 /* An MR over any part of the window: identity 2 MiB pages, inline. */
 static inline uint32_t mr_any(Node *n, uint32_t access, uint64_t addr,
                               uint64_t len)
 {
     uint64_t base = addr & ~((1ull << 21) - 1);
-    uint32_t np = ((addr + len - 1) >> 21) - (addr >> 21) + 1;
     AnyCmd c;
     uint64_t r;
 
-    cmd_init(&c, VRNIC_AQ_OP_REG_MR);
-    c.mr.pdn = htole32(n->pdn);
-    c.mr.access = htole32(access);
-    c.mr.key_byte = 0x5a;
-    c.mr.mem.iova = htole64(addr);
-    c.mr.mem.length = htole64(len);
-    c.mr.mem.flags = htole32(VRNIC_FIELD_PREP(VRNIC_MEM_PAGE_SHIFT_MASK, 21));
-    c.mr.mem.npages = htole32(np);
-    for (uint32_t i = 0; i < np; i++) {
+    mr_cmd(&c, n, access, addr, len, 21, 0);
+    for (uint32_t i = 0; i < le32toh(c.mr.mem.npages); i++) {
         c.mr.mem.pages[i] = htole64(base + ((uint64_t)i << 21));
     }
     if (run(n->f, &c, &r)) {
