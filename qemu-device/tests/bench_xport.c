@@ -160,7 +160,7 @@ static void bench_small(double secs)
     bench_free(&s);
 }
 
-/* memcpy of 64 KiB blocks within 4 MiB: the host's own copy rate. */
+/* memcpy of 64 KiB blocks within 2 MiB: the host's own copy rate. */
 static double bench_memcpy(double secs)
 {
     size_t len = (size_t)MSG_LEN * MSGS;

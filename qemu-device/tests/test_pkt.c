@@ -268,8 +268,9 @@ static uint32_t crc32_bitwise(uint32_t crc, const uint8_t *p, size_t len)
 
 /*
  * The fast path (a PCLMUL fold over 16-byte blocks on x86, zlib for the
- * rest) at every length a frame can have up to two 4 KiB pages, at every
- * alignment, from a nonzero start and split anywhere.
+ * rest): every length up to a PMTU-1024 frame at 16 alignments and from a
+ * nonzero start, the lengths around a PMTU-4096 frame, a 9100-byte buffer,
+ * and that buffer split every 37 bytes.
  */
 TEST(crc32_fast_path_every_length_and_alignment)
 {
