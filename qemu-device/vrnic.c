@@ -37,6 +37,7 @@ struct VrnicState {
     NICState *nic;
     QEMUBH *bh[VRNIC_WORK__MAX];
     QEMUTimer *timer;
+    MemoryListener dma_map;     /* drops the translation cache on changes */
 
     VrnicConfig cfg;    /* properties; mac is filled from conf at realize */
     VrnicFaultCfg fault;    /* fault-* properties, changeable at run time */
@@ -251,6 +252,19 @@ static NetClientInfo vrnic_net_info = {
 
 /* ---- lifecycle ---------------------------------------------------------- */
 
+/*
+ * A section of our DMA address space appeared or went away (RAM hot-plug,
+ * a BAR moving over it, bus mastering toggled): a table page may now read
+ * differently, so the translation cache is dropped.
+ */
+static void vrnic_dma_map_changed(MemoryListener *l,
+                                  MemoryRegionSection *section)
+{
+    VrnicState *s = container_of(l, VrnicState, dma_map);
+
+    vrnic_core_memory_changed(&s->core);
+}
+
 static void vrnic_realize(PCIDevice *pdev, Error **errp)
 {
     VrnicState *s = VRNIC(pdev);
@@ -321,6 +335,12 @@ static void vrnic_realize(PCIDevice *pdev, Error **errp)
     }
     vrnic_core_set_faults(&s->core, &s->fault);
     vrnic_core_set_link(&s->core, !qemu_get_queue(s->nic)->link_down);
+    s->dma_map = (MemoryListener) {
+        .name = "vrnic-dma-map",
+        .region_add = vrnic_dma_map_changed,
+        .region_del = vrnic_dma_map_changed,
+    };
+    memory_listener_register(&s->dma_map, pci_get_address_space(pdev));
     trace_vrnic_realize(s->cfg.num_comp_vectors, s->cfg.db_pages);
 }
 
@@ -340,6 +360,7 @@ static void vrnic_exit(PCIDevice *pdev)
 {
     VrnicState *s = VRNIC(pdev);
 
+    memory_listener_unregister(&s->dma_map);
     vrnic_purge_wire(s);
     vrnic_core_reset(&s->core);
     if (s->cfg.dm_size) {

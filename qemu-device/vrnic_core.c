@@ -188,6 +188,7 @@ static void vrnic_core_do_reset(VrnicCore *core)
     memset(core->gids, 0, sizeof(core->gids));
     /* Every PD, MR, EQ, CQ, QP and SRQ ceases to exist. */
     vrnic_obj_reset(core);
+    vrnic_tlb_flush(core);
     vrnic_loop_reset(core);
     vrnic_fault_reset(core);
     /* Nothing a previous driver left in device memory survives a reset. */

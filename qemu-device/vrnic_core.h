@@ -145,6 +145,23 @@ typedef struct VrnicCounters {
 } VrnicCounters;
 
 /*
+ * The translation cache (vrnic_tlb.c): page addresses by (translation id,
+ * page index). id 0 is never handed out, so a zeroed entry is empty.
+ */
+#define VRNIC_TLB_ENTRIES   1024
+
+typedef struct VrnicTlbEntry {
+    uint64_t id;
+    uint64_t idx;
+    uint64_t pa;
+} VrnicTlbEntry;
+
+typedef struct VrnicTlb {
+    uint64_t next_id;       /* the last id handed out */
+    VrnicTlbEntry e[VRNIC_TLB_ENTRIES];
+} VrnicTlb;
+
+/*
  * Object tables (vrnic_obj.h), allocated at init from the max-* limits and
  * indexed by object number; entry 0 is never used. qps has max_qp + 2
  * entries: qpn 1 is the GSI QP and other QPs get 2 .. max_qp + 1, but at
@@ -221,6 +238,7 @@ typedef struct VrnicCore {
     VrnicGid gids[VRNIC_MAX_GID_TBL_LEN];
 
     VrnicObjects obj;
+    VrnicTlb tlb;
     uint8_t *devmem;        /* cfg.dm_size bytes of BAR5, owned by the glue */
 
     struct VrnicLoop *loop; /* loopback wire (vrnic_rx.c) */
@@ -252,6 +270,11 @@ void vrnic_core_reset(VrnicCore *core);
  * reaches directly; call once after init when cfg.dm_size is not 0.
  */
 void vrnic_core_set_devmem(VrnicCore *core, uint8_t *ram);
+/*
+ * The guest's memory map changed (the glue's MemoryListener): no cached
+ * translation survives, since a table may now read differently.
+ */
+void vrnic_core_memory_changed(VrnicCore *core);
 /*
  * Free what vrnic_core_init allocated; call after the final reset. Called
  * while the core runs, it only stops the core (see VrnicCore.running).

@@ -121,6 +121,13 @@ uint8_t vrnic_port_set_mtu(VrnicCore *core, const struct vrnic_aq_set_mtu *c);
 uint8_t vrnic_port_add_gid(VrnicCore *core, const struct vrnic_aq_gid *c);
 uint8_t vrnic_port_del_gid(VrnicCore *core, const struct vrnic_aq_gid *c);
 
+/* vrnic_tlb.c: the translation cache (see the file header). */
+uint64_t vrnic_tlb_new_id(VrnicTlb *tlb);
+bool vrnic_tlb_lookup(VrnicCore *core, uint64_t id, uint64_t idx,
+                      uint64_t *pa);
+void vrnic_tlb_fill(VrnicCore *core, uint64_t id, uint64_t idx, uint64_t pa);
+void vrnic_tlb_flush(VrnicCore *core);
+
 /* vrnic_mem.c: translation (see the file header for the rules). */
 /*
  * The memory rules REG_MR (the command) and the REG_MR WQE share: a page
@@ -134,7 +141,10 @@ uint8_t vrnic_mem_parse(VrnicCore *core, const struct vrnic_mem_desc *d,
                         VrnicMem *m);
 void vrnic_mem_init_dma(VrnicMem *m);
 bool vrnic_mem_contains(const VrnicMem *m, uint64_t addr, uint64_t len);
+/* Page idx's DMA address through the cache; vrnic_mem_walk reads the tables. */
 bool vrnic_mem_page(VrnicCore *core, const VrnicMem *m, uint64_t idx,
+                    uint64_t *pa);
+bool vrnic_mem_walk(VrnicCore *core, const VrnicMem *m, uint64_t idx,
                     uint64_t *pa);
 bool vrnic_mem_rw(VrnicCore *core, const VrnicMem *m, uint64_t addr,
                   void *buf, uint64_t len, bool write);

@@ -10,10 +10,12 @@
  *    fits the levels (6 inline, 512, 512^2, 512^3);
  *  - inline page addresses (levels 0) are page-aligned, the root table
  *    (levels >= 1) is 4 KiB-aligned.
- * Table pages and table entries are read from guest memory on every access:
- * the device caches nothing, so a driver that rewrites its tables changes the
- * translation at once, and a bad entry (unaligned page or table address,
- * unreadable table) fails that one access - never the device. A
+ * A page address walked from the tables is kept in the translation cache
+ * (vrnic_tlb.c) under the descriptor's tlb_id until the memory is destroyed
+ * or replaced, so the driver keeps its tables unchanged while the memory
+ * lives (it may rely on nothing being cached once the destroying command
+ * completed). A bad entry (unaligned page or table address, unreadable
+ * table) fails that one access - never the device - and is not cached. A
  * fast-registration MR translates through the page list REG_MR copied into
  * the device (list), checked when it was copied.
  *
@@ -94,6 +96,8 @@ uint8_t vrnic_mem_parse(VrnicCore *core, const struct vrnic_mem_desc *d,
     } else if (m->pages[0] & (VRNIC_TABLE_PAGE - 1)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem table unaligned",
                             m->pages[0]);
+    } else {
+        m->tlb_id = vrnic_tlb_new_id(&core->tlb);
     }
     return VRNIC_AQ_STS_OK;
 }
@@ -116,7 +120,7 @@ bool vrnic_mem_contains(const VrnicMem *m, uint64_t addr, uint64_t len)
  * DMA address of page idx, walking the tables (levels >= 1) from the root.
  * The top level is indexed by the highest 9-bit group of idx.
  */
-bool vrnic_mem_page(VrnicCore *core, const VrnicMem *m, uint64_t idx,
+bool vrnic_mem_walk(VrnicCore *core, const VrnicMem *m, uint64_t idx,
                     uint64_t *pa)
 {
     uint64_t addr;
@@ -155,6 +159,22 @@ bool vrnic_mem_page(VrnicCore *core, const VrnicMem *m, uint64_t idx,
         return false;
     }
     *pa = addr;
+    return true;
+}
+
+bool vrnic_mem_page(VrnicCore *core, const VrnicMem *m, uint64_t idx,
+                    uint64_t *pa)
+{
+    if (!m->tlb_id) {
+        return vrnic_mem_walk(core, m, idx, pa);
+    }
+    if (vrnic_tlb_lookup(core, m->tlb_id, idx, pa)) {
+        return true;
+    }
+    if (!vrnic_mem_walk(core, m, idx, pa)) {
+        return false;
+    }
+    vrnic_tlb_fill(core, m->tlb_id, idx, *pa);
     return true;
 }
 

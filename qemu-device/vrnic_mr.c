@@ -405,7 +405,7 @@ uint8_t vrnic_mr_query(VrnicCore *core, const struct vrnic_aq_query_mr *c)
         uint64_t idx = (uint64_t)first + i;
         uint64_t pa = 0;
 
-        if (idx < mr->mem.npages && !vrnic_mem_page(core, &mr->mem, idx, &pa)) {
+        if (idx < mr->mem.npages && !vrnic_mem_walk(core, &mr->mem, idx, &pa)) {
             return VRNIC_REJECT(VRNIC_AQ_STS_DMA_ERROR, "table walk", idx);
         }
         pa = cpu_to_le64(pa);

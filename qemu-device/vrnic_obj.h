@@ -21,7 +21,7 @@
  * A validated vrnic_mem_desc (see the header): [iova, iova + length) split
  * into 2^page_shift pages whose addresses sit inline (levels 0) or in 1..3
  * levels of 4 KiB tables. A DMA MR (dma = true) translates identity and has
- * no pages.
+ * no pages. Every copy of one parsed descriptor shares its tlb_id.
  */
 typedef struct VrnicMem {
     uint64_t iova;
@@ -34,6 +34,7 @@ typedef struct VrnicMem {
     uint64_t devmem_offset;
     uint64_t pages[VRNIC_MEM_INLINE_PAGES];
     const uint64_t *list;   /* fast registration: the device's own copy */
+    uint64_t tlb_id;        /* tables' translation id (vrnic_tlb.c), 0: none */
 } VrnicMem;
 
 typedef struct VrnicPd {

@@ -65,7 +65,7 @@
 
 /* Interface version reported in VRNIC_REG_VERSION */
 #define VRNIC_VERSION_MAJOR	1
-#define VRNIC_VERSION_MINOR	4
+#define VRNIC_VERSION_MINOR	5
 #define VRNIC_ID_MAGIC		0x76726e63	/* ASCII "vrnc" */
 
 /* MSI-X vector assignment (fixed): */
@@ -495,6 +495,9 @@ enum vrnic_port_stat {
 	VRNIC_PORT_STAT_RX_OOO_DROPPED,	/* held past a gap: refused or aged out */
 	VRNIC_PORT_STAT_DMA_ERRORS,	/* transfers the bus refused (not RAM) */
 	VRNIC_PORT_STAT_ETH_RX_NO_BUF,	/* Ethernet frames: no RX buffer, FIFO full */
+	/* interface 1.5: the translation cache (see "Memory descriptor") */
+	VRNIC_PORT_STAT_XLATE_HITS,	/* page translations found in the cache */
+	VRNIC_PORT_STAT_XLATE_MISSES,	/* ... that walked the tables */
 	VRNIC_PORT_STAT_NUM
 };
 
@@ -616,8 +619,13 @@ static_assert(sizeof(struct vrnic_eth_desc) == VRNIC_ETH_DESC_SIZE, "vrnic_eth_d
  *     (npages <= 512 * 512)
  *  3: one more directory level (npages <= 512^3)
  * Unused inline slots and table entries past npages are ignored. The device
- * walks the tables on every access (it caches nothing across commands), so
- * the driver keeps them intact until the object is destroyed.
+ * may cache any page address it walked (interface 1.5; 1.4 walked on every
+ * access) from the command that accepted the descriptor until the command
+ * that destroys or replaces the memory completes, and after a device reset.
+ * So the driver keeps the tables intact while the object lives, and may
+ * free them and the pages once that command completed: nothing of the old
+ * memory is cached then. A change to a live memory's tables takes effect at
+ * no defined time. QUERY_MR always reads the tables.
  *
  * flags
  * 31:10 : reserved

@@ -253,9 +253,10 @@ TEST_F(mem, two_mib_pages)
     fake_alias(f, 0x3000000000ull + 3 * 2 * MiB + 0x101000, 4096, back);
     ASSERT_TRUE(vrnic_mr_rw(&f->core, mr, iova + 5 * MiB, &v, 4, true));
     ASSERT_EQ(0x600dcafe, le32toh(*(uint32_t *)fake_ptr(f, back + 0x234)));
-    /* An entry that is 4 KiB- but not 2 MiB-aligned is refused at access. */
-    set_entry(f, table, 2, 0x3000001000ull);
-    ASSERT_FALSE(vrnic_mr_rw(&f->core, mr, iova + 5 * MiB, &v, 4, true));
+    /* An entry that is 4 KiB- but not 2 MiB-aligned is refused at access
+     * (page 3: page 2's address is in the translation cache now). */
+    set_entry(f, table, 3, 0x3000001000ull);
+    ASSERT_FALSE(vrnic_mr_rw(&f->core, mr, iova + 7 * MiB, &v, 4, true));
     ASSERT_EQ(1, f->core.stats.guest_errors);
 }
 
@@ -367,10 +368,11 @@ TEST_F(mem, bad_tables_fail_the_access_not_the_device)
     mr = mr_of(f, key);
     ASSERT_TRUE(vrnic_mr_rw(&f->core, mr, 0, &v, 4, false));
     ASSERT_FALSE(vrnic_mr_rw(&f->core, mr, 4096, &v, 4, false));
+    /* Page 2 was never walked (page 0 is in the translation cache). */
     set_entry(f, dir, 0, t + 8);               /* unaligned table */
-    ASSERT_FALSE(vrnic_mr_rw(&f->core, mr, 0, &v, 4, false));
+    ASSERT_FALSE(vrnic_mr_rw(&f->core, mr, 8192, &v, 4, false));
     set_entry(f, dir, 0, FAKE_UNMAPPED);       /* unreadable table */
-    ASSERT_FALSE(vrnic_mr_rw(&f->core, mr, 0, &v, 4, false));
+    ASSERT_FALSE(vrnic_mr_rw(&f->core, mr, 8192, &v, 4, false));
     ASSERT_EQ(3, f->core.stats.guest_errors);
     ASSERT_FALSE(f->core.fatal);
     /* QUERY_MR over a broken walk: DMA_ERROR, no answer pages. */

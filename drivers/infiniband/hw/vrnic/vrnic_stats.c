@@ -67,6 +67,8 @@ static const struct rdma_stat_desc vrnic_port_stats_descs[] = {
 	[VRNIC_PORT_STAT_RX_OOO_DROPPED].name = "rx_ooo_dropped",
 	[VRNIC_PORT_STAT_DMA_ERRORS].name = "dma_errors",
 	[VRNIC_PORT_STAT_ETH_RX_NO_BUF].name = "eth_rx_no_buffer",
+	[VRNIC_PORT_STAT_XLATE_HITS].name = "xlate_cache_hits",
+	[VRNIC_PORT_STAT_XLATE_MISSES].name = "xlate_cache_misses",
 };
 
 static_assert(ARRAY_SIZE(vrnic_port_stats_descs) == VRNIC_PORT_STAT_NUM);
