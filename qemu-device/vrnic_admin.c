@@ -114,6 +114,8 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
         return vrnic_cq_create(core, (const void *)raw, result);
     case VRNIC_AQ_OP_RESIZE_CQ:
         return vrnic_cq_resize(core, (const void *)raw);
+    case VRNIC_AQ_OP_MODIFY_CQ:
+        return vrnic_cq_modify(core, (const void *)raw);
     case VRNIC_AQ_OP_DESTROY_CQ:
         return vrnic_cq_destroy(core, (const void *)raw);
     case VRNIC_AQ_OP_CREATE_QP:

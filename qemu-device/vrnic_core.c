@@ -734,6 +734,7 @@ void vrnic_core_run(VrnicCore *core, VrnicWork work)
             vrnic_fault_timer(core, now);
             vrnic_xport_timer(core, now);
             vrnic_rx_held_age(core, now);
+            vrnic_cq_timer(core, now);
         }
         vrnic_loop_process(core);
         vrnic_qp_process(core);

@@ -181,6 +181,7 @@ typedef struct VrnicObjects {
     uint32_t qps_pending;   /* QPs with pending set */
     uint32_t qp_cursor;     /* vrnic_qp_process starts at qpn cursor + 1 */
     uint32_t cqs_notify;    /* CQs with notify set */
+    uint32_t cqs_waiting;   /* CQs with mod_waiting set */
     /* Multicast groups (vrnic_mcast.c); n_mcast slots are in use. */
     VrnicMcastGrp mcast[VRNIC_MCAST_MAX_GRP];
     uint32_t n_mcast;

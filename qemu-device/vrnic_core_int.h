@@ -231,6 +231,8 @@ void vrnic_eq_write_ci(VrnicCore *core, uint32_t eqn, uint32_t val);
 uint8_t vrnic_cq_create(VrnicCore *core, const struct vrnic_aq_create_cq *c,
                         uint64_t *result);
 uint8_t vrnic_cq_resize(VrnicCore *core, const struct vrnic_aq_create_cq *c);
+uint8_t vrnic_cq_modify(VrnicCore *core, const struct vrnic_aq_modify_cq *c);
+void vrnic_cq_timer(VrnicCore *core, int64_t now);
 uint8_t vrnic_cq_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c);
 void vrnic_cq_arm_db(VrnicCore *core, uint32_t page, bool solicited,
                      uint32_t cqn, uint16_t ci);

@@ -27,6 +27,12 @@
  * (SOLICITED), writes one EQE naming the CQ and disarms. One event per arm;
  * an ARM_NEXT upgrades a pending ARM_SOLICITED.
  *
+ * MODIFY_CQ moderates ARM_NEXT events: the event is due after mod_count
+ * CQEs since the arm or mod_period_us after the first of them. The
+ * deadline is the core's timer like the transport's; vrnic_cq_timer posts
+ * what is due. Error CQEs, solicited arms and the missed-event rule are
+ * never delayed: they are what a consumer waits on.
+ *
  * RESIZE_CQ copies the CQEs between dbrec.ci and the producer into the new
  * ring from index 0 (phase 1), writes 0 to the new dbrec.ci and continues
  * there; it keeps the CQ's EQ, uctx and arm state (the command's eqn and
@@ -248,6 +254,34 @@ uint8_t vrnic_cq_create(VrnicCore *core, const struct vrnic_aq_create_cq *c,
     return VRNIC_AQ_STS_OK;
 }
 
+/* Start (due = the deadline) or end (INT64_MAX) a moderation wait. */
+static void vrnic_cq_set_wait(VrnicCore *core, VrnicCq *cq, int64_t due)
+{
+    bool on = due != INT64_MAX;
+
+    if (cq->mod_waiting != on) {
+        cq->mod_waiting = on;
+        if (on) {
+            core->obj.cqs_waiting++;
+        } else {
+            core->obj.cqs_waiting--;
+        }
+    }
+    cq->mod_due = due;
+    if (on) {
+        vrnic_core_timer_arm(core, due);
+    }
+}
+
+/* The armed event is due: one EQE, disarmed. */
+static void vrnic_cq_fire(VrnicCore *core, uint32_t cqn, VrnicCq *cq)
+{
+    cq->arm = VRNIC_CQ_ARM_NONE;
+    cq->mod_cqes = 0;
+    vrnic_cq_set_wait(core, cq, INT64_MAX);
+    vrnic_eq_post(core, cq->eqn, cqn);
+}
+
 static void vrnic_cq_set_notify(VrnicCore *core, VrnicCq *cq, bool on)
 {
     if (cq->notify != on) {
@@ -275,6 +309,7 @@ uint8_t vrnic_cq_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c)
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_STATE, "cq has QPs", cq->refs);
     }
     vrnic_cq_set_notify(core, cq, false);
+    vrnic_cq_set_wait(core, cq, INT64_MAX);
     core->obj.eqs[cq->eqn].refs--;
     memset(cq, 0, sizeof(*cq));
     core->obj.n_cqs--;
@@ -290,6 +325,7 @@ static void vrnic_cq_stop(VrnicCore *core, uint32_t cqn, VrnicCq *cq,
     cq->error = true;
     cq->arm = VRNIC_CQ_ARM_NONE;
     vrnic_cq_set_notify(core, cq, false);
+    vrnic_cq_set_wait(core, cq, INT64_MAX);
     vrnic_aeq_post(core, VRNIC_AEQ_EV_CQ_ERR, cqn);
 }
 
@@ -356,15 +392,70 @@ bool vrnic_cq_post(VrnicCore *core, uint32_t cqn, const struct vrnic_cqe *cqe)
     trace_vrnic_cq_post(cqn, cq->pi, le32_to_cpu(cqe->qpn), cqe->opcode,
                         cqe->status, le64_to_cpu(cqe->wr_id));
     cq->pi++;
-    fire = cq->arm == VRNIC_CQ_ARM_NEXT ||
-           (cq->arm == VRNIC_CQ_ARM_SOLICITED &&
-            ((cqe->flags & VRNIC_CQE_FLAG_SOLICITED) ||
-             cqe->status != VRNIC_WC_SUCCESS));
+    if (cq->arm == VRNIC_CQ_ARM_NEXT && cqe->status == VRNIC_WC_SUCCESS &&
+        (cq->mod_count > 1 || cq->mod_period_us)) {
+        cq->mod_cqes++;
+        fire = cq->mod_count && cq->mod_cqes >= cq->mod_count;
+        if (!fire && !cq->mod_waiting && cq->mod_period_us) {
+            vrnic_cq_set_wait(core, cq, core->ops->clock_ns(core->opaque) +
+                              cq->mod_period_us * 1000ll);
+        }
+    } else {
+        fire = cq->arm == VRNIC_CQ_ARM_NEXT ||
+               (cq->arm == VRNIC_CQ_ARM_SOLICITED &&
+                ((cqe->flags & VRNIC_CQE_FLAG_SOLICITED) ||
+                 cqe->status != VRNIC_WC_SUCCESS));
+    }
     if (fire) {
-        cq->arm = VRNIC_CQ_ARM_NONE;
-        vrnic_eq_post(core, cq->eqn, cqn);
+        vrnic_cq_fire(core, cqn, cq);
     }
     return true;
+}
+
+uint8_t vrnic_cq_modify(VrnicCore *core, const struct vrnic_aq_modify_cq *c)
+{
+    uint32_t cqn = le32_to_cpu(c->handle);
+    uint16_t count = le16_to_cpu(c->count);
+    uint16_t period = le16_to_cpu(c->period_us);
+    VrnicCq *cq = vrnic_cq_get(core, cqn);
+
+    if (!VRNIC_RSVD_ZERO(c->rsvd0)) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
+    }
+    if (count > 1 && !period) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "count without period",
+                            count);
+    }
+    if (!cq) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "cqn", cqn);
+    }
+    cq->mod_count = count;
+    cq->mod_period_us = period;
+    trace_vrnic_cq_modify(cqn, count, period);
+    return VRNIC_AQ_STS_OK;
+}
+
+/* Timer expiry: post the moderated events that are due, re-arm for the rest. */
+void vrnic_cq_timer(VrnicCore *core, int64_t now)
+{
+    int64_t next = INT64_MAX;
+
+    for (uint32_t cqn = 1; core->obj.cqs_waiting && cqn <= core->cfg.max_cq;
+         cqn++) {
+        VrnicCq *cq = &core->obj.cqs[cqn];
+
+        if (!cq->live || !cq->mod_waiting) {
+            continue;
+        }
+        if (cq->mod_due <= now) {
+            vrnic_cq_fire(core, cqn, cq);
+        } else {
+            next = MIN(next, cq->mod_due);
+        }
+    }
+    if (next != INT64_MAX) {
+        vrnic_core_timer_arm(core, next);
+    }
 }
 
 /* BAR2 arm doorbell (MMIO context: no DMA here). */
@@ -392,6 +483,8 @@ void vrnic_cq_arm_db(VrnicCore *core, uint32_t page, bool solicited,
     if (cq->pi != ci) {
         /* CQEs the consumer has not seen: the event is due now. */
         cq->arm = VRNIC_CQ_ARM_NONE;
+        cq->mod_cqes = 0;
+        vrnic_cq_set_wait(core, cq, INT64_MAX);
         vrnic_cq_set_notify(core, cq, true);
         core->ops->kick(core->opaque, VRNIC_WORK_QUEUES);
     } else if (!solicited || cq->arm == VRNIC_CQ_ARM_NONE) {

@@ -98,6 +98,12 @@ typedef struct VrnicCq {
     uint16_t pi;        /* device producer index (free-running) */
     uint32_t refs;      /* QPs using it as send or recv CQ */
     VrnicMem mem;       /* ring of CQEs, then the vrnic_cq_dbrec */
+    /* Event moderation of ARM_NEXT (MODIFY_CQ; 0 and 0: none). */
+    uint16_t mod_count;
+    uint16_t mod_period_us;
+    uint16_t mod_cqes;  /* CQEs written since the arm, event not yet due */
+    bool mod_waiting;   /* mod_due is set: counted in cqs_waiting */
+    int64_t mod_due;    /* clock_ns of the moderated event */
 } VrnicCq;
 
 /*

@@ -9,7 +9,9 @@
 # and each test's full output after a '## <test> <bytes>' header.
 # usage: bench_guest.sh TEST:BYTES:ITERS[:QPS] ...   (tools/bench.sh passes
 # the set); QPS > 1 runs perftest with -q QPS and names the result
-# <test>-q<QPS> (the aggregate over the QPs).
+# <test>-q<QPS> (the aggregate over the QPs). A TEST ending in -e
+# (ib_send_bw-e) runs the perftest without it, with -e: completions
+# through CQ events instead of polling.
 # env: BENCH_TIMEOUT per test (default 90 s)
 . "$VRNIC_TOP/selftests/rdma_lib.sh"
 
@@ -34,13 +36,15 @@ ping -q -c 1 -w 30 "$VRNIC_PEER_IP" >/dev/null
 status=0
 for t in "${tests[@]}"; do
 	IFS=: read -r name bytes iters qps <<<"$t"
+	prog=${name%-e}
 	opts="-d $dev -x $gid -F -s $bytes -n $iters${qps:+ -q $qps}"
+	[ "$prog" = "$name" ] || opts+=" -e"
 	label=$name${qps:+-q$qps}
 	PAIR_LOG=/tmp/bench.log pair_run "bench-$name-$bytes" "$tmo" \
-		"$name $opts" "$name $opts $VRNIC_PEER_IP"
+		"$prog $opts" "$prog $opts $VRNIC_PEER_IP"
 	rc=$?
 	[ "$VRNIC_NODE" = 0 ] || continue
-	case "$name" in
+	case "$prog" in
 	*_lat) # #bytes #iter t_min t_max t_typical t_avg ...
 		val=$(awk -v b="$bytes" '$1 == b && NF >= 6 && $3 ~ /^[0-9.]+$/ { print $5 }' /tmp/bench.log | tail -n 1)
 		unit=usec ;;
@@ -51,7 +55,7 @@ for t in "${tests[@]}"; do
 	if [ "$rc" = 0 ] && [ -n "$val" ]; then
 		echo "BENCH $label $bytes $val $unit"
 		# #bytes #iter t_min t_max t_typical t_avg t_stdev 99% 99.9%
-		if [[ $name == *_lat ]]; then
+		if [[ $prog == *_lat ]]; then
 			awk -v n="$label" -v b="$bytes" '$1 == b && NF >= 9 && $3 ~ /^[0-9.]+$/ {
 				l = "PCTL " n " " b " " $3 " " $5 " " $8 " " $9 " " $4 } END { if (l) print l }' \
 				/tmp/bench.log

@@ -2,8 +2,9 @@
 # make bench: perftest between two TCG guests, once with vrnic in both and
 # once with rdma_rxe (virtio-net) in both, then a table of both and the
 # ratio vrnic/rxe. Latency: ib_{write,read,send}_lat at 2 B and 4 KiB
-# (-n 200, t_typical in usec); bandwidth: ib_{write,read,send}_bw at 4 KiB
-# and 64 KiB (-n 100, BW average in MB/s). Every test has its own timeout,
+# (-n 200, t_typical in usec), and ib_send_lat -e (completions through CQ
+# events); bandwidth: ib_{write,read,send}_bw at 4 KiB, 16 KiB and 64 KiB
+# (-n 100, BW average in MB/s). Every test has its own timeout,
 # and a failing test is a FAIL cell with its reason, never a hang.
 # Then throughput under faults: ib_write_bw and ib_send_bw at 64 KiB x 1000
 # on a lossless vrnic pair and on one with the fault injector on both ports
@@ -59,7 +60,7 @@ tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=(
 	ib_write_lat:2:200 ib_write_lat:4096:200
 	ib_read_lat:2:200 ib_read_lat:4096:200
-	ib_send_lat:2:200 ib_send_lat:4096:200
+	ib_send_lat:2:200 ib_send_lat:4096:200 ib_send_lat-e:2:200
 	ib_write_bw:4096:100 ib_write_bw:16384:100 ib_write_bw:65536:100
 	ib_read_bw:4096:100 ib_read_bw:16384:100 ib_read_bw:65536:100
 	ib_send_bw:4096:100 ib_send_bw:16384:100 ib_send_bw:65536:100
@@ -142,7 +143,7 @@ done
 # fraction of a second and vary 3x between runs).
 ftests=(ib_write_bw:65536:$fiters ib_send_bw:65536:$fiters)
 jtests=(ib_write_bw:65536:1000 ib_read_bw:65536:1000 ib_send_bw:65536:1000
-	ib_write_bw:65536:250:4)
+	ib_send_bw-e:65536:1000 ib_write_bw:65536:250:4)
 if [ "$jumbo" = on ]; then
 	for nic in $nics; do
 		run_pair "$nic-jumbo" "$nic" --mtu 9000 -- "${jtests[@]}"
@@ -163,7 +164,7 @@ set -- $nics
 	for t in "${tests[@]}"; do
 		IFS=: read -r name bytes _ <<<"$t"
 		unit=MB/s
-		[[ $name == *_lat ]] && unit=usec
+		[[ ${name%-e} == *_lat ]] && unit=usec
 		printf '%-13s %6s %-5s' "$name" "$bytes" "$unit"
 		for nic in $nics; do printf ' %14s' "${res[$nic,$name,$bytes]%%(*}"; done
 		[ $# = 2 ] && printf ' %10s' "$(ratio "${res[$1,$name,$bytes]}" "${res[$2,$name,$bytes]}")"
@@ -189,7 +190,7 @@ if [ $# = 2 ]; then
 		printf '%-13s %6s %14s %14s %10s\n' test bytes "$1" "$2" "$2/$1"
 		for t in "${tests[@]}"; do
 			IFS=: read -r name bytes _ <<<"$t"
-			[[ $name == *_lat ]] || continue
+			[[ ${name%-e} == *_lat ]] || continue
 			a=$(cut -d' ' -f3 <<<"${pct[$1,$name,$bytes]:-}") b=$(cut -d' ' -f3 <<<"${pct[$2,$name,$bytes]:-}")
 			printf '%-13s %6s %14s %14s %10s\n' "$name" "$bytes" "${a:--}" "${b:--}" "$(ratio "$b" "$a")"
 		done

@@ -111,6 +111,7 @@ guest single -t 1800 -m 1024 -- \
 	"mr_translation:build/selftests/vrnic/mr_translation" \
 	"gsi:selftests/vrnic/gsi.sh" \
 	"objects:build/selftests/vrnic/objects -T limits_are_exact" \
+	"cq_moderation:build/selftests/vrnic/cq_moderation" \
 	"provider_objects:/usr/bin/python3 drivers/providers/vrnic/tests/test_objects_guest.py vrnic0" \
 	"$(pyverbs suite)" \
 	"process_cleanup:selftests/vrnic/process_cleanup.sh" \

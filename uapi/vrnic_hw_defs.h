@@ -270,6 +270,8 @@ enum vrnic_aq_opcode {
 	VRNIC_AQ_OP_DEALLOC_MW = 0x26,
 	/* interface 1.4: fast registration (see "Fast-registration MRs") */
 	VRNIC_AQ_OP_ALLOC_MR = 0x27,
+	/* interface 1.5: CQ event moderation (see "MODIFY_CQ" below) */
+	VRNIC_AQ_OP_MODIFY_CQ = 0x28,
 };
 
 enum vrnic_aq_status {
@@ -909,6 +911,26 @@ struct vrnic_aq_create_cq {
 };
 
 static_assert(sizeof(struct vrnic_aq_create_cq) == VRNIC_AQ_CMD_SIZE, "create_cq");
+
+/*
+ * MODIFY_CQ (interface 1.5): handle = cqn; event moderation of an ARM_NEXT
+ * arm. The event is due when count CQEs have been written since the arm,
+ * or period_us microseconds after the first of them, whichever is first.
+ * count <= 1 with period_us 0 (the default after CREATE_CQ): at the first
+ * CQE. count > 1 with period_us 0 is refused (BAD_FIELD): the last CQEs of
+ * a burst would wait for ever. An error CQE, a solicited arm and an arm
+ * that finds CQEs already written are never delayed. Takes effect at the
+ * next arm; RESIZE_CQ keeps it.
+ */
+struct vrnic_aq_modify_cq {
+	struct vrnic_aq_hdr hdr;
+	__le32 handle;
+	__le16 count;
+	__le16 period_us;
+	__u8 rsvd0[112];
+};
+
+static_assert(sizeof(struct vrnic_aq_modify_cq) == VRNIC_AQ_CMD_SIZE, "modify_cq");
 
 #define VRNIC_DBREC_SIZE		64
 struct vrnic_cq_dbrec {

@@ -232,8 +232,8 @@ static void test_admin(void *obj, void *data, QGuestAllocator *alloc)
     q.hdr.opcode = 0;
     g_assert_cmpuint(qvrnic_admin_cmd(d, &q, NULL), ==,
                      VRNIC_AQ_STS_BAD_OPCODE);
-    /* past the last one (interface 1.4) */
-    q.hdr.opcode = cpu_to_le16(VRNIC_AQ_OP_ALLOC_MR + 1);
+    /* past the last one (interface 1.5) */
+    q.hdr.opcode = cpu_to_le16(VRNIC_AQ_OP_MODIFY_CQ + 1);
     g_assert_cmpuint(qvrnic_admin_cmd(d, &q, NULL), ==,
                      VRNIC_AQ_STS_BAD_OPCODE);
     /* hdr.rsvd0 is checked before the opcode. */

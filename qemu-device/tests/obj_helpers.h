@@ -21,6 +21,7 @@ typedef union AnyCmd {
     struct vrnic_aq_reg_mr mr;
     struct vrnic_aq_create_eq eq;
     struct vrnic_aq_create_cq cq;
+    struct vrnic_aq_modify_cq mod_cq;
     struct vrnic_aq_create_qp qp;
     struct vrnic_aq_modify_qp mod;
     struct vrnic_aq_create_srq srq;

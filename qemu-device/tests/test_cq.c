@@ -99,6 +99,115 @@ TEST_F(cq, cqe_phase_and_eqe_on_the_right_vector)
     ASSERT_EQ(1, f->core.obj.eqs[self->eqn].pi);
 }
 
+static uint8_t modify_cq(FakeBus *f, uint32_t cqn, uint16_t count,
+                         uint16_t period_us)
+{
+    AnyCmd c;
+
+    cmd_init(&c, VRNIC_AQ_OP_MODIFY_CQ);
+    c.mod_cq.handle = htole32(cqn);
+    c.mod_cq.count = htole16(count);
+    c.mod_cq.period_us = htole16(period_us);
+    return run(f, &c, NULL);
+}
+
+/*
+ * MODIFY_CQ: an ARM_NEXT event waits for count CQEs or period_us after the
+ * first, whichever comes first; error CQEs, solicited arms and the
+ * missed-event rule are not delayed.
+ */
+TEST_F(cq, moderation_by_count_or_period)
+{
+    FakeBus *f = self->f;
+    uint16_t *eq_pi = &f->core.obj.eqs[self->eqn].pi;
+    uint64_t ring;
+    uint32_t cqn = create_cq(f, self->eqn, 4, 0, &ring);
+    int64_t t0;
+
+    ASSERT_EQ(VRNIC_AQ_STS_OK, modify_cq(f, cqn, 4, 100));
+    db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, 0);
+    for (int i = 0; i < 3; i++) {
+        ASSERT_TRUE(post_cqe(f, cqn, i, VRNIC_WC_SUCCESS, 0));
+    }
+    ASSERT_EQ(0, *eq_pi);
+    ASSERT_TRUE(post_cqe(f, cqn, 3, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(1, *eq_pi);                   /* the 4th: count reached */
+    ASSERT_EQ(0, f->core.obj.cqs_waiting);
+
+    /* One CQE alone: due 100 us after it. */
+    cq_set_ci(f, ring, 4, 4);
+    db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, 4);
+    t0 = f->now_ns;
+    ASSERT_TRUE(post_cqe(f, cqn, 4, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(1, *eq_pi);
+    ASSERT_TRUE(fake_fire_timer(f));
+    ASSERT_EQ(2, *eq_pi);
+    ASSERT_EQ(cqn, le32toh(eqe_at(f, self->eqn, 1)->cqn));
+    ASSERT_EQ(t0 + 100000, f->now_ns);
+    ASSERT_TRUE(post_cqe(f, cqn, 5, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(2, *eq_pi);                   /* one event per arm */
+
+    /* An error CQE is never delayed. */
+    cq_set_ci(f, ring, 4, 6);
+    db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, 6);
+    ASSERT_TRUE(post_cqe(f, cqn, 6, VRNIC_WC_SUCCESS, 0));
+    ASSERT_TRUE(post_cqe(f, cqn, 7, VRNIC_WC_LOC_PROT_ERR, 0));
+    ASSERT_EQ(3, *eq_pi);
+    ASSERT_EQ(0, f->core.obj.cqs_waiting);
+
+    /* Nor is a solicited arm, nor an arm that finds CQEs unread. */
+    cq_set_ci(f, ring, 4, 8);
+    db(f, 0, VRNIC_DB_CQ_ARM_SOLICITED, cqn, 8);
+    ASSERT_TRUE(post_cqe(f, cqn, 8, VRNIC_WC_SUCCESS,
+                         VRNIC_CQE_FLAG_SOLICITED));
+    ASSERT_EQ(4, *eq_pi);
+    db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, 8);
+    fake_settle(f);
+    ASSERT_EQ(5, *eq_pi);
+
+    /* Back to one event per CQE. */
+    ASSERT_EQ(VRNIC_AQ_STS_OK, modify_cq(f, cqn, 0, 0));
+    cq_set_ci(f, ring, 4, 9);
+    db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, 9);
+    ASSERT_TRUE(post_cqe(f, cqn, 9, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(6, *eq_pi);
+}
+
+TEST_F(cq, moderation_checks_and_destroy_while_waiting)
+{
+    FakeBus *f = self->f;
+    uint16_t *eq_pi = &f->core.obj.eqs[self->eqn].pi;
+    uint32_t cqn = create_cq(f, self->eqn, 4, 0, NULL);
+    AnyCmd c;
+
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, modify_cq(f, cqn, 8, 0));
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_INDEX, modify_cq(f, cqn + 1, 8, 10));
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_INDEX, modify_cq(f, 0, 8, 10));
+    cmd_init(&c, VRNIC_AQ_OP_MODIFY_CQ);
+    c.mod_cq.handle = htole32(cqn);
+    c.mod_cq.rsvd0[5] = 1;
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    /* A period alone, the largest. */
+    ASSERT_EQ(VRNIC_AQ_STS_OK, modify_cq(f, cqn, 0, 0xffff));
+    db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, 0);
+    ASSERT_TRUE(post_cqe(f, cqn, 1, VRNIC_WC_SUCCESS, 0));
+    ASSERT_TRUE(post_cqe(f, cqn, 2, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(0, *eq_pi);
+    ASSERT_EQ(1, f->core.obj.cqs_waiting);
+    ASSERT_EQ(VRNIC_AQ_STS_OK, destroy(f, VRNIC_AQ_OP_DESTROY_CQ, cqn));
+    ASSERT_EQ(0, f->core.obj.cqs_waiting);
+    fake_fire_timer(f);
+    ASSERT_EQ(0, *eq_pi);
+    /* A reset forgets waits too. */
+    cqn = create_cq(f, self->eqn, 4, 0, NULL);
+    ASSERT_EQ(VRNIC_AQ_STS_OK, modify_cq(f, cqn, 0, 10));
+    db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, 0);
+    ASSERT_TRUE(post_cqe(f, cqn, 1, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(1, f->core.obj.cqs_waiting);
+    vrnic_core_reset(&f->core);
+    ASSERT_EQ(0, f->core.obj.cqs_waiting);
+}
+
 TEST_F(cq, overflow_stops_cq_posts_cq_err_once)
 {
     FakeBus *f = self->f;

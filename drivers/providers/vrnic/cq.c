@@ -594,6 +594,14 @@ int vrnic_destroy_cq(struct ibv_cq *ibvcq)
 	return 0;
 }
 
+/* Event moderation is the device's (MODIFY_CQ): the kernel forwards it. */
+int vrnic_modify_cq(struct ibv_cq *ibvcq, struct ibv_modify_cq_attr *attr)
+{
+	struct ibv_modify_cq cmd = {};
+
+	return ibv_cmd_modify_cq(ibvcq, attr, &cmd, sizeof(cmd));
+}
+
 /*
  * RESIZE_CQ copies the CQEs between dbrec.ci and the producer to the start
  * of the new ring (new phase) and the consumer continues at ci 0, so the

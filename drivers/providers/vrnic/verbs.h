@@ -66,6 +66,7 @@ struct ibv_cq_ex *vrnic_create_cq_ex(struct ibv_context *ibvctx,
 				     struct ibv_cq_init_attr_ex *attr);
 int vrnic_destroy_cq(struct ibv_cq *ibvcq);
 int vrnic_resize_cq(struct ibv_cq *ibvcq, int ncqe);
+int vrnic_modify_cq(struct ibv_cq *ibvcq, struct ibv_modify_cq_attr *attr);
 int vrnic_poll_cq(struct ibv_cq *ibvcq, int nwc, struct ibv_wc *wc);
 int vrnic_req_notify_cq(struct ibv_cq *ibvcq, int solicited_only);
 void vrnic_cq_clean(struct vrnic_cq *cq, uint32_t qpn, struct vrnic_srq *srq);

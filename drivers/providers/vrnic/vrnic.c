@@ -59,6 +59,7 @@ static const struct verbs_context_ops vrnic_ctx_ops = {
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = vrnic_free_context,
 	.free_dm = vrnic_free_dm,
+	.modify_cq = vrnic_modify_cq,
 	.modify_qp = vrnic_modify_qp,
 	.modify_srq = vrnic_modify_srq,
 	.poll_cq = vrnic_poll_cq,

@@ -114,6 +114,7 @@ struct vrnic_dev {
 	bool has_mw;		/* interface >= 1.3: memory windows */
 	bool has_mcast;		/* interface >= 1.3: UD multicast */
 	bool has_frmr;		/* interface >= 1.4: fast registration */
+	bool has_cq_mod;	/* interface >= 1.5: MODIFY_CQ */
 	void __iomem *db;	/* BAR2 page 0: the kernel's doorbell page */
 	resource_size_t db_bar_start;
 	struct ida db_ida;	/* BAR2 pages 1..db_num_pages-1 for ucontexts */
@@ -475,6 +476,7 @@ int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags);
 int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct uverbs_attr_bundle *attrs);
 int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int vrnic_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period);
 int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		    struct ib_udata *udata);

@@ -383,6 +383,18 @@ int vrnic_cmd_resize_cq(struct vrnic_cmdq *cmdq, u32 cqn,
 	return vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, NULL);
 }
 
+int vrnic_cmd_modify_cq(struct vrnic_cmdq *cmdq, u32 cqn, u16 count,
+			u16 period_us)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_MODIFY_CQ);
+	cmd.modify_cq.handle = cpu_to_le32(cqn);
+	cmd.modify_cq.count = cpu_to_le16(count);
+	cmd.modify_cq.period_us = cpu_to_le16(period_us);
+	return vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, NULL);
+}
+
 int vrnic_cmd_create_qp(struct vrnic_cmdq *cmdq,
 			const struct vrnic_cmd_qp_params *p, u32 *qpn)
 {

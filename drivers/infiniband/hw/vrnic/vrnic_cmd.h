@@ -141,6 +141,8 @@ int vrnic_cmd_create_cq(struct vrnic_cmdq *cmdq,
 			const struct vrnic_cmd_cq_params *p, u32 *cqn);
 int vrnic_cmd_resize_cq(struct vrnic_cmdq *cmdq, u32 cqn,
 			const struct vrnic_cmd_cq_params *p);
+int vrnic_cmd_modify_cq(struct vrnic_cmdq *cmdq, u32 cqn, u16 count,
+			u16 period_us);
 int vrnic_cmd_create_qp(struct vrnic_cmdq *cmdq,
 			const struct vrnic_cmd_qp_params *p, u32 *qpn);
 int vrnic_cmd_modify_qp(struct vrnic_cmdq *cmdq, u32 qpn, u32 attr_mask,

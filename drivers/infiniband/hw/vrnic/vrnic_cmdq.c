@@ -62,6 +62,8 @@ static const char *const vrnic_cmdq_opcode_names[] = {
 	[VRNIC_AQ_OP_DETACH_MCAST] = "DETACH_MCAST",
 	[VRNIC_AQ_OP_ALLOC_MW] = "ALLOC_MW",
 	[VRNIC_AQ_OP_DEALLOC_MW] = "DEALLOC_MW",
+	[VRNIC_AQ_OP_ALLOC_MR] = "ALLOC_MR",
+	[VRNIC_AQ_OP_MODIFY_CQ] = "MODIFY_CQ",
 };
 
 const char *vrnic_cmdq_opcode_str(u16 opcode)

@@ -32,6 +32,7 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_reg_mr reg_mr;
 	struct vrnic_aq_query_mr query_mr;
 	struct vrnic_aq_create_cq create_cq;
+	struct vrnic_aq_modify_cq modify_cq;
 	struct vrnic_aq_create_qp create_qp;
 	struct vrnic_aq_modify_qp modify_qp;
 	struct vrnic_aq_create_srq create_srq;

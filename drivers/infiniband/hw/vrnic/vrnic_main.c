@@ -28,6 +28,10 @@ MODULE_LICENSE("Dual BSD/GPL");
 /* Without uverbs the device is invisible to libibverbs. */
 MODULE_SOFTDEP("pre: ib_uverbs");
 
+static bool cq_dim = true;
+module_param(cq_dim, bool, 0444);
+MODULE_PARM_DESC(cq_dim, "let ib_core tune kernel CQs' event moderation (DIM), default Y");
+
 /* The device completes a reset before the write returns; be generous. */
 #define VRNIC_RESET_TIMEOUT_US	(5 * USEC_PER_SEC)
 
@@ -79,6 +83,11 @@ static const struct ib_device_ops vrnic_mw_ops = {
 static const struct ib_device_ops vrnic_frmr_ops = {
 	.alloc_mr = vrnic_alloc_mr,
 	.map_mr_sg = vrnic_map_mr_sg,
+};
+
+/* CQ event moderation (interface 1.5): ibv_modify_cq and the kernel's DIM. */
+static const struct ib_device_ops vrnic_cq_mod_ops = {
+	.modify_cq = vrnic_modify_cq,
 };
 
 /* Device memory (interface 1.3, when the device has a BAR5): ibv_alloc_dm. */
@@ -443,6 +452,7 @@ static int vrnic_check_id(struct vrnic_dev *vdev)
 	vdev->has_mw = minor >= 3;
 	vdev->has_mcast = minor >= 3;
 	vdev->has_frmr = minor >= 4;
+	vdev->has_cq_mod = minor >= 5;
 	if (!vdev->has_objects)
 		dev_warn(dev, "device interface %u.%u has no RDMA objects: the ib_device will only answer queries\n",
 			 major, minor);
@@ -780,6 +790,10 @@ static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 		ib_set_device_ops(ibdev, &vrnic_mcast_ops);
 	if (vdev->has_frmr)
 		ib_set_device_ops(ibdev, &vrnic_frmr_ops);
+	if (vdev->has_cq_mod) {
+		ib_set_device_ops(ibdev, &vrnic_cq_mod_ops);
+		ibdev->use_cq_dim = cq_dim;
+	}
 	if (vdev->dm_size)
 		ib_set_device_ops(ibdev, &vrnic_dm_ops);
 	ibdev->driver_def = vrnic_uapi_defs;

@@ -145,6 +145,11 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 		attr->max_fast_reg_page_list_len = VRNIC_FRMR_MAX_PAGES;
 	}
+	/* MODIFY_CQ takes any 16-bit count and period (uapi). */
+	if (to_vdev(ibdev)->has_cq_mod) {
+		attr->cq_caps.max_cq_moderation_count = U16_MAX;
+		attr->cq_caps.max_cq_moderation_period = U16_MAX;
+	}
 	attr->kernel_cap_flags = 0;
 	/* The device executes atomics one at a time: atomic to each other. */
 	attr->atomic_cap = (da->device_caps & VRNIC_DEVICE_CAP_ATOMIC_HCA) ?
@@ -1171,6 +1176,21 @@ int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	cq->depth = 1U << cmd.log_depth;
 	ibcq->cqe = cq->depth;
 	return 0;
+}
+
+/*
+ * ibv_modify_cq and ib_core's DIM: events every cq_count completions or
+ * cq_period us after the first. The device refuses a count without a
+ * period (the tail of a burst would wait for ever): give it the largest.
+ */
+int vrnic_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
+{
+	struct vrnic_dev *vdev = to_vdev(ibcq->device);
+
+	if (cq_count > 1 && !cq_period)
+		cq_period = U16_MAX;
+	return vrnic_cmd_modify_cq(&vdev->cmdq, to_vcq(ibcq)->cqn, cq_count,
+				   cq_period);
 }
 
 int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
