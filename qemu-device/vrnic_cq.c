@@ -20,9 +20,12 @@
  * (phase) last; phase is 1 on the first pass and flips on every wrap.
  *
  * Arming (BAR2 doorbell VRNIC_DB_CQ_ARM_NEXT/SOLICITED, index = the
- * consumer's ci): if the device has written CQEs past ci, the event is due
+ * consumer's ci): if the device has written CQEs past ci and one of them
+ * came after the last event (quiet: no event told of it), the event is due
  * at once (missed-event rule) and one EQE is written from the queue bottom
- * half - the MMIO handler itself never does DMA; otherwise the CQ stays
+ * half - the MMIO handler itself never does DMA. CQEs the last event
+ * already announced do not fire again: a consumer that re-arms before it
+ * polls (perftest -e) gets no stale event. Otherwise the CQ stays
  * armed and the next CQE (NEXT), or the next solicited or error CQE
  * (SOLICITED), writes one EQE naming the CQ and disarms. One event per arm;
  * an ARM_NEXT upgrades a pending ARM_SOLICITED.
@@ -277,6 +280,7 @@ static void vrnic_cq_set_wait(VrnicCore *core, VrnicCq *cq, int64_t due)
 static void vrnic_cq_fire(VrnicCore *core, uint32_t cqn, VrnicCq *cq)
 {
     cq->arm = VRNIC_CQ_ARM_NONE;
+    cq->quiet = false;
     cq->mod_cqes = 0;
     vrnic_cq_set_wait(core, cq, INT64_MAX);
     vrnic_eq_post(core, cq->eqn, cqn);
@@ -408,6 +412,8 @@ bool vrnic_cq_post(VrnicCore *core, uint32_t cqn, const struct vrnic_cqe *cqe)
     }
     if (fire) {
         vrnic_cq_fire(core, cqn, cq);
+    } else {
+        cq->quiet = true;
     }
     return true;
 }
@@ -480,8 +486,8 @@ void vrnic_cq_arm_db(VrnicCore *core, uint32_t page, bool solicited,
     if (cq->error) {
         return;     /* stopped: no more events */
     }
-    if (cq->pi != ci) {
-        /* CQEs the consumer has not seen: the event is due now. */
+    if (cq->pi != ci && cq->quiet) {
+        /* CQEs the consumer has not seen, not all told of: due now. */
         cq->arm = VRNIC_CQ_ARM_NONE;
         cq->mod_cqes = 0;
         vrnic_cq_set_wait(core, cq, INT64_MAX);
@@ -501,6 +507,7 @@ void vrnic_cq_process(VrnicCore *core)
 
         if (cq->live && cq->notify) {
             vrnic_cq_set_notify(core, cq, false);
+            cq->quiet = false;
             vrnic_eq_post(core, cq->eqn, cqn);
         }
     }

@@ -91,6 +91,7 @@ typedef struct VrnicCq {
     bool live;
     bool error;         /* overrun or DMA error: no more CQEs, ever */
     bool notify;        /* an arm found CQEs pending: EQE due from the BH */
+    bool quiet;         /* CQEs were written since the last event */
     uint8_t arm;        /* VrnicCqArm */
     uint32_t eqn;
     uint32_t uctx;

@@ -162,7 +162,7 @@ guest pair_transport -n 2 -t 900 -- \
 # use path MTU 4096 (4 KiB of payload per packet): the tools and the
 # interop matrix with rdma_rxe, each capture holding packets of that size.
 guest pair_jumbo -n 2 --mtu 9000 -t 600 --pcap "$out/pair_jumbo.pcap" -- \
-	"pair_jumbo:PAIR_RDMA_MATRIX=1 selftests/vrnic/pair_rdma.sh"
+	"pair_jumbo:PAIR_RDMA_MATRIX=1 PAIR_RDMA_EVENTS=1 selftests/vrnic/pair_rdma.sh"
 wire pair_jumbo -m 100 -l 4136 -o RC_RDMA_WRITE_FIRST -o RC_RDMA_WRITE_MIDDLE \
 	-o RC_RDMA_READ_RESPONSE_FIRST -o RC_SEND_FIRST -o RC_ACKNOWLEDGE \
 	"$out/pair_jumbo.pcap"

@@ -161,15 +161,16 @@ TEST_F(cq, moderation_by_count_or_period)
     ASSERT_TRUE(post_cqe(f, cqn, 8, VRNIC_WC_SUCCESS,
                          VRNIC_CQE_FLAG_SOLICITED));
     ASSERT_EQ(4, *eq_pi);
+    ASSERT_TRUE(post_cqe(f, cqn, 9, VRNIC_WC_SUCCESS, 0));
     db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, 8);
     fake_settle(f);
     ASSERT_EQ(5, *eq_pi);
 
     /* Back to one event per CQE. */
     ASSERT_EQ(VRNIC_AQ_STS_OK, modify_cq(f, cqn, 0, 0));
-    cq_set_ci(f, ring, 4, 9);
-    db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, 9);
-    ASSERT_TRUE(post_cqe(f, cqn, 9, VRNIC_WC_SUCCESS, 0));
+    cq_set_ci(f, ring, 4, 10);
+    db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, 10);
+    ASSERT_TRUE(post_cqe(f, cqn, 10, VRNIC_WC_SUCCESS, 0));
     ASSERT_EQ(6, *eq_pi);
 }
 
@@ -327,6 +328,38 @@ TEST_F(cq, missed_event_rule)
     /* EQ_CI arm with unread EQEs interrupts at once. */
     fake_wr(f, VRNIC_REG_EQ_CI(self->eqn), 1 | VRNIC_AEQ_CI_ARM);
     ASSERT_EQ(2, f->irqs[4]);
+}
+
+/*
+ * perftest -e re-arms after each event before it polls: the CQE that fired
+ * the event is unread then, but announced, so the arm must wait for the
+ * next CQE - a stale event would make perftest poll an empty CQ.
+ */
+TEST_F(cq, rearm_before_poll_waits_for_the_next_cqe)
+{
+    FakeBus *f = self->f;
+    uint32_t cqn = create_cq(f, self->eqn, 3, 0, NULL);
+    VrnicEq *eq = &f->core.obj.eqs[self->eqn];
+
+    for (uint16_t i = 0; i < 4; i++) {
+        db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, i);
+        fake_settle(f);
+        ASSERT_EQ(i, eq->pi);
+        ASSERT_TRUE(post_cqe(f, cqn, i, VRNIC_WC_SUCCESS, 0));
+        ASSERT_EQ(i + 1, eq->pi);
+        /* Re-armed with that CQE unread (ci i): no event. */
+        db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, i);
+        fake_settle(f);
+        ASSERT_EQ(i + 1, eq->pi);
+    }
+    /* A CQE written while disarmed after the last event is told of. */
+    db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, 4);
+    ASSERT_TRUE(post_cqe(f, cqn, 4, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(5, eq->pi);
+    ASSERT_TRUE(post_cqe(f, cqn, 5, VRNIC_WC_SUCCESS, 0));
+    db(f, 0, VRNIC_DB_CQ_ARM_NEXT, cqn, 4);
+    fake_settle(f);
+    ASSERT_EQ(6, eq->pi);
 }
 
 TEST_F(cq, arm_doorbell_and_eq_ci_checks)
