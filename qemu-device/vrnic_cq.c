@@ -257,19 +257,25 @@ uint8_t vrnic_cq_create(VrnicCore *core, const struct vrnic_aq_create_cq *c,
     return VRNIC_AQ_STS_OK;
 }
 
+/* A CQ flag the object table counts, so its scans can stop early. */
+static void vrnic_cq_flag(bool *flag, uint32_t *count, bool on)
+{
+    if (*flag != on) {
+        *flag = on;
+        if (on) {
+            (*count)++;
+        } else {
+            (*count)--;
+        }
+    }
+}
+
 /* Start (due = the deadline) or end (INT64_MAX) a moderation wait. */
 static void vrnic_cq_set_wait(VrnicCore *core, VrnicCq *cq, int64_t due)
 {
     bool on = due != INT64_MAX;
 
-    if (cq->mod_waiting != on) {
-        cq->mod_waiting = on;
-        if (on) {
-            core->obj.cqs_waiting++;
-        } else {
-            core->obj.cqs_waiting--;
-        }
-    }
+    vrnic_cq_flag(&cq->mod_waiting, &core->obj.cqs_waiting, on);
     cq->mod_due = due;
     if (on) {
         vrnic_core_timer_arm(core, due);
@@ -288,14 +294,7 @@ static void vrnic_cq_fire(VrnicCore *core, uint32_t cqn, VrnicCq *cq)
 
 static void vrnic_cq_set_notify(VrnicCore *core, VrnicCq *cq, bool on)
 {
-    if (cq->notify != on) {
-        cq->notify = on;
-        if (on) {
-            core->obj.cqs_notify++;
-        } else {
-            core->obj.cqs_notify--;
-        }
-    }
+    vrnic_cq_flag(&cq->notify, &core->obj.cqs_notify, on);
 }
 
 uint8_t vrnic_cq_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c)
