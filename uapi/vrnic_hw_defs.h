@@ -931,6 +931,9 @@ struct vrnic_aq_modify_cq {
 };
 
 static_assert(sizeof(struct vrnic_aq_modify_cq) == VRNIC_AQ_CMD_SIZE, "modify_cq");
+/* Every 16-bit value of both fields is accepted. */
+#define VRNIC_CQ_MOD_MAX_COUNT		0xffff
+#define VRNIC_CQ_MOD_MAX_PERIOD_US	0xffff
 
 #define VRNIC_DBREC_SIZE		64
 struct vrnic_cq_dbrec {

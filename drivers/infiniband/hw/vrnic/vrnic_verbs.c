@@ -145,10 +145,10 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 		attr->max_fast_reg_page_list_len = VRNIC_FRMR_MAX_PAGES;
 	}
-	/* MODIFY_CQ takes any 16-bit count and period (uapi). */
 	if (to_vdev(ibdev)->has_cq_mod) {
-		attr->cq_caps.max_cq_moderation_count = U16_MAX;
-		attr->cq_caps.max_cq_moderation_period = U16_MAX;
+		attr->cq_caps.max_cq_moderation_count = VRNIC_CQ_MOD_MAX_COUNT;
+		attr->cq_caps.max_cq_moderation_period =
+			VRNIC_CQ_MOD_MAX_PERIOD_US;
 	}
 	attr->kernel_cap_flags = 0;
 	/* The device executes atomics one at a time: atomic to each other. */
@@ -1188,7 +1188,7 @@ int vrnic_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
 	struct vrnic_dev *vdev = to_vdev(ibcq->device);
 
 	if (cq_count > 1 && !cq_period)
-		cq_period = U16_MAX;
+		cq_period = VRNIC_CQ_MOD_MAX_PERIOD_US;
 	return vrnic_cmd_modify_cq(&vdev->cmdq, to_vcq(ibcq)->cqn, cq_count,
 				   cq_period);
 }
