@@ -46,7 +46,9 @@ selftests:
 # ---- host unit tests of the device core ----------------------------------
 CORE_SRCS := $(addprefix qemu-device/,vrnic_core.c vrnic_admin.c vrnic_event.c \
 	vrnic_port.c vrnic_eth.c vrnic_obj.c vrnic_mem.c vrnic_tlb.c vrnic_mr.c vrnic_mw.c \
-	vrnic_frmr.c vrnic_cq.c vrnic_qp.c vrnic_icrc.c vrnic_pkt.c vrnic_tx.c vrnic_rx.c vrnic_fault.c \
+	vrnic_frmr.c vrnic_cq.c vrnic_qp.c vrnic_icrc.c vrnic_pkt.c vrnic_xport.c vrnic_req.c \
+	vrnic_comp.c vrnic_retry.c vrnic_recv.c vrnic_resp_seq.c vrnic_resp.c vrnic_resp_queue.c \
+	vrnic_loop.c vrnic_fault.c \
 	vrnic_mcast.c)
 UNIT_TESTS := $(patsubst qemu-device/tests/%.c,$(B)/unit/%, \
 	$(wildcard qemu-device/tests/test_*.c))

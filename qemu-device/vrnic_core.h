@@ -140,7 +140,7 @@ typedef struct VrnicCounters {
     uint64_t eq_overflows;
     uint64_t cq_overflows;
     uint64_t db_rejected;
-    /* RoCEv2 transport (vrnic_tx.c, vrnic_rx.c): QUERY_PORT_STATS */
+    /* RoCEv2 transport (vrnic_xport.h): QUERY_PORT_STATS */
     uint64_t port[VRNIC_PORT_STAT_NUM];
 } VrnicCounters;
 
@@ -242,7 +242,7 @@ typedef struct VrnicCore {
     VrnicTlb tlb;
     uint8_t *devmem;        /* cfg.dm_size bytes of BAR5, owned by the glue */
 
-    struct VrnicLoop *loop; /* loopback wire (vrnic_rx.c) */
+    struct VrnicLoop *loop; /* loopback wire (vrnic_loop.c) */
     /* The QP that sent the loopback frame being received; 0: from the wire. */
     uint32_t rx_loop_src;
     VrnicFaultCfg fault_cfg;

@@ -283,7 +283,7 @@ bool vrnic_gid_is_mcast(const uint8_t gid[16]);
 uint32_t vrnic_mcast_members(const VrnicCore *core, const uint8_t gid[16],
                              uint32_t *qpns);
 
-/* vrnic_tx.c, vrnic_rx.c: the RoCEv2 transport (see vrnic_xport.h). */
+/* The RoCEv2 transport (vrnic_xport.h lists its files). */
 struct VrnicXport *vrnic_xport_new(VrnicCore *core);
 void vrnic_xport_free(VrnicQp *qp);
 /* RESET: every transport state back to zero (keeps the allocation). */
@@ -309,13 +309,15 @@ void vrnic_fault_reset(VrnicCore *core);
 void vrnic_fault_configure(VrnicCore *core, const VrnicFaultCfg *cfg);
 void vrnic_fault_frame(VrnicCore *core, uint8_t dir, const uint8_t *frame,
                        size_t len);
+/* A frame of len bytes in dir would pass untouched and at once. */
+bool vrnic_fault_passes(const VrnicCore *core, uint8_t dir, size_t len);
 void vrnic_fault_timer(VrnicCore *core, int64_t now);
 
 /* The device timer: due no later than deadline (ns, ops->clock_ns). */
 void vrnic_core_timer_arm(VrnicCore *core, int64_t deadline);
-/* vrnic_tx.c: retransmit and RNR timers of every QP. */
+/* vrnic_retry.c: retransmit and RNR timers of every QP. */
 void vrnic_xport_timer(VrnicCore *core, int64_t now);
-/* vrnic_rx.c: drop packets held past a gap for too long (responder). */
+/* vrnic_resp_seq.c: drop packets held past a gap for too long. */
 void vrnic_rx_held_age(VrnicCore *core, int64_t now);
 void vrnic_loop_init(VrnicCore *core);
 void vrnic_loop_reset(VrnicCore *core);

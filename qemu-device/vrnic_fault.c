@@ -214,6 +214,13 @@ static bool vrnic_fault_idle(const VrnicFaultCfg *c, const struct VrnicFault *f)
              c->delay_us) && !f->nheld;
 }
 
+bool vrnic_fault_passes(const VrnicCore *core, uint8_t dir, size_t len)
+{
+    return !(core->fault_cfg.dir & dir) ||
+           vrnic_fault_idle(&core->fault_cfg, core->fault) ||
+           len > VRNIC_FAULT_FRAME;
+}
+
 void vrnic_fault_frame(VrnicCore *core, uint8_t dir, const uint8_t *frame,
                        size_t len)
 {
@@ -224,7 +231,7 @@ void vrnic_fault_frame(VrnicCore *core, uint8_t dir, const uint8_t *frame,
     int64_t now;
     bool dup;
 
-    if (!(c->dir & dir) || vrnic_fault_idle(c, f) || len > sizeof(buf)) {
+    if (vrnic_fault_passes(core, dir, len)) {
         vrnic_fault_emit(core, dir, (uint8_t *)frame, len);
         return;
     }

@@ -2,15 +2,15 @@
  * vrnic multicast groups (interface 1.3; the rules are in the uapi header,
  * "Multicast groups"): the table of groups and their attached UD QPs, the
  * ATTACH_MCAST / DETACH_MCAST commands, and the lookup the transport uses
- * to deliver a multicast packet to every member (vrnic_rx.c) and to loop a
- * multicast send back to the members on this device (vrnic_tx.c).
+ * to deliver a multicast packet to every member (vrnic_recv.c) and to loop a
+ * multicast send back to the members on this device (vrnic_req.c).
  *
  * The table is a fixed array in the core (VRNIC_MCAST_MAX_GRP groups of at
  * most VRNIC_MCAST_MAX_QP_ATTACH QPs): the guest cannot make it grow, and a
  * lookup is a bounded scan with no allocation, on the command path and per
  * packet alike. Members stay in attach order, so delivery order is stable.
  *
- * Membership is checked again at delivery: vrnic_rx.c treats every member
+ * Membership is checked again at delivery: vrnic_recv.c treats every member
  * like the DestQP of a unicast packet (live, UD, P_Key, state, Q_Key), so
  * a number left behind could at worst reach a QP that fails those checks.
  * None is left behind: DESTROY_QP detaches (vrnic_mcast_qp_destroyed) and

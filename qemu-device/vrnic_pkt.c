@@ -317,22 +317,49 @@ static void parse_ext(const uint8_t *bth_p, const VrnicOpInfo *op,
     }
 }
 
-VrnicPktErr vrnic_pkt_parse(const uint8_t *frame, size_t len, VrnicPkt *pkt)
+/* The addresses of an IPv4 or IPv6 header, as GIDs and an AV would say. */
+static void parse_addr(const uint8_t *frame, VrnicPkt *p)
+{
+    const struct vrnic_eth_hdr *eth = (const void *)frame;
+    const uint8_t *ip = frame + ETH_HLEN;
+
+    memcpy(p->addr.dmac, eth->dmac, 6);
+    memcpy(p->addr.smac, eth->smac, 6);
+    if (p->ip_version == 4) {
+        const struct vrnic_ipv4_hdr *h = (const void *)ip;
+
+        memcpy(p->addr.sgid, vrnic_v4mapped_prefix, 12);
+        memcpy(p->addr.sgid + 12, h->saddr, 4);
+        memcpy(p->addr.dgid, vrnic_v4mapped_prefix, 12);
+        memcpy(p->addr.dgid + 12, h->daddr, 4);
+        p->addr.traffic_class = h->tos;
+        p->addr.hop_limit = h->ttl;
+        p->addr.ip_id = vrnic_be16(h->id);
+    } else {
+        const struct vrnic_ipv6_hdr *h = (const void *)ip;
+        uint32_t vtf = vrnic_be32(h->vtf);
+
+        memcpy(p->addr.sgid, h->saddr, 16);
+        memcpy(p->addr.dgid, h->daddr, 16);
+        p->addr.traffic_class = VRNIC_FIELD_GET(VRNIC_IPV6_TC_MASK, vtf);
+        p->addr.flow_label = VRNIC_FIELD_GET(VRNIC_IPV6_FLOW_MASK, vtf);
+        p->addr.hop_limit = h->hop_limit;
+    }
+}
+
+/*
+ * Stage 1: is it RoCEv2 at all? Until the UDP destination port is seen,
+ * every refusal is "foreign" (the Ethernet function's frame).
+ */
+VrnicPktErr vrnic_pkt_parse_ip(const uint8_t *frame, size_t len, VrnicPkt *pkt)
 {
     const struct vrnic_eth_hdr *eth = (const void *)frame;
     const uint8_t *ip = frame + ETH_HLEN;
     const struct vrnic_udp_hdr *udp;
-    const struct vrnic_bth *bth;
-    const VrnicOpInfo *op;
-    VrnicPkt p = {};
-    size_t avail, hlen, ip_len;
-    uint32_t udp_len, rest, flags;
+    size_t avail, hlen;
     uint16_t ethertype;
 
-    /*
-     * 1. Is it RoCEv2 at all? Until the UDP destination port is seen, every
-     * refusal is "foreign" (the Ethernet function's frame).
-     */
+    memset(pkt, 0, sizeof(*pkt));
     if (len < ETH_HLEN) {
         return VRNIC_PKT_ERR_RUNT;
     }
@@ -356,7 +383,7 @@ VrnicPktErr vrnic_pkt_parse(const uint8_t *frame, size_t len, VrnicPkt *pkt)
         if (hlen < IPV4_HLEN) {
             return VRNIC_PKT_ERR_IP_HDR;
         }
-        p.ip_version = 4;
+        pkt->ip_version = 4;
     } else if (ethertype == VRNIC_ETHERTYPE_IPV6) {
         const struct vrnic_ipv6_hdr *h = (const void *)ip;
 
@@ -371,7 +398,7 @@ VrnicPktErr vrnic_pkt_parse(const uint8_t *frame, size_t len, VrnicPkt *pkt)
             return VRNIC_PKT_ERR_NOT_UDP;
         }
         hlen = IPV6_HLEN;
-        p.ip_version = 6;
+        pkt->ip_version = 6;
     } else {
         return VRNIC_PKT_ERR_NOT_IP;
     }
@@ -382,12 +409,26 @@ VrnicPktErr vrnic_pkt_parse(const uint8_t *frame, size_t len, VrnicPkt *pkt)
     if (vrnic_be16(udp->dport) != VRNIC_ROCE_UDP_DPORT) {
         return VRNIC_PKT_ERR_UDP_PORT;
     }
+    pkt->ip_off = ETH_HLEN;
+    pkt->ip_hdr_len = hlen;
+    parse_addr(frame, pkt);
+    pkt->addr.udp_sport = vrnic_be16(udp->sport);
+    return VRNIC_PKT_OK;
+}
 
-    /* 2. RoCEv2 from here on: every refusal is a drop. */
-    if (p.ip_version == 4) {
+/* Stage 2: the IP header's rest, IP and UDP lengths, checksums. */
+static VrnicPktErr parse_ip_udp(const uint8_t *frame, size_t len,
+                                VrnicPkt *p, uint32_t *udp_len)
+{
+    const uint8_t *ip = frame + p->ip_off;
+    const struct vrnic_udp_hdr *udp = (const void *)(ip + p->ip_hdr_len);
+    size_t ip_len;
+
+    if (p->ip_version == 4) {
         const struct vrnic_ipv4_hdr *h = (const void *)ip;
 
-        if (hlen != IPV4_HLEN || (vrnic_be16(h->frag_off) & VRNIC_IPV4_MF)) {
+        if (p->ip_hdr_len != IPV4_HLEN ||
+            (vrnic_be16(h->frag_off) & VRNIC_IPV4_MF)) {
             return VRNIC_PKT_ERR_IP_HDR;
         }
         if (csum_fold(csum_add(0, ip, IPV4_HLEN)) != 0xffff) {
@@ -405,27 +446,34 @@ VrnicPktErr vrnic_pkt_parse(const uint8_t *frame, size_t len, VrnicPkt *pkt)
             return VRNIC_PKT_ERR_LENGTH;
         }
     }
-    if (ip_len > avail) {
+    if (ip_len > len - p->ip_off) {
         return VRNIC_PKT_ERR_TRUNCATED;
     }
-    udp_len = vrnic_be16(udp->len);
-    if (udp_len != ip_len - hlen) {
+    *udp_len = vrnic_be16(udp->len);
+    if (*udp_len != ip_len - p->ip_hdr_len) {
         return VRNIC_PKT_ERR_LENGTH;
     }
-    p.udp_check = vrnic_be16(udp->check);
-    if (p.udp_check &&
-        csum_fold(udp_csum_sum(ip, p.ip_version == 6, (const void *)udp,
-                               udp_len)) != 0xffff) {
+    p->udp_check = vrnic_be16(udp->check);
+    if (p->udp_check &&
+        csum_fold(udp_csum_sum(ip, p->ip_version == 6, (const void *)udp,
+                               *udp_len)) != 0xffff) {
         return VRNIC_PKT_ERR_UDP_CSUM;
     }
-    if (udp_len < UDP_HLEN + BTH_LEN + VRNIC_ICRC_SIZE) {
+    if (*udp_len < UDP_HLEN + BTH_LEN + VRNIC_ICRC_SIZE) {
         return VRNIC_PKT_ERR_HDR_LEN;
     }
+    p->len = p->ip_off + ip_len;
+    return VRNIC_PKT_OK;
+}
 
-    /* 3. BTH and the opcode's extension headers. */
-    bth = (const void *)(ip + hlen + UDP_HLEN);
-    p.hdr.bth.tver = VRNIC_FIELD_GET(VRNIC_BTH_TVER_MASK, bth->flags);
-    if (p.hdr.bth.tver != VRNIC_BTH_TVER) {
+/* Stage 3: BTH version, the opcode, its headers and the pad fit. */
+static VrnicPktErr parse_bth(const struct vrnic_bth *bth, uint32_t udp_len,
+                             VrnicPkt *p, uint32_t *rest)
+{
+    const VrnicOpInfo *op;
+
+    p->hdr.bth.tver = VRNIC_FIELD_GET(VRNIC_BTH_TVER_MASK, bth->flags);
+    if (p->hdr.bth.tver != VRNIC_BTH_TVER) {
         return VRNIC_PKT_ERR_TVER;
     }
     op = vrnic_pkt_opinfo(bth->opcode);
@@ -437,67 +485,79 @@ VrnicPktErr vrnic_pkt_parse(const uint8_t *frame, size_t len, VrnicPkt *pkt)
     }
     /* Payload + pad: 4-byte aligned (headers all are), none without a
      * payload, and the pad no longer than what follows the headers. */
-    rest = udp_len - UDP_HLEN - op->hdr_len - VRNIC_ICRC_SIZE;
-    p.hdr.bth.pad = VRNIC_FIELD_GET(VRNIC_BTH_PAD_MASK, bth->flags);
-    if (rest % 4 || (!(op->flags & VRNIC_OPF_PAYLOAD) &&
-                     (rest || p.hdr.bth.pad)) ||
-        p.hdr.bth.pad > rest) {
+    *rest = udp_len - UDP_HLEN - op->hdr_len - VRNIC_ICRC_SIZE;
+    p->hdr.bth.pad = VRNIC_FIELD_GET(VRNIC_BTH_PAD_MASK, bth->flags);
+    if (*rest % 4 || (!(op->flags & VRNIC_OPF_PAYLOAD) &&
+                      (*rest || p->hdr.bth.pad)) ||
+        p->hdr.bth.pad > *rest) {
         return VRNIC_PKT_ERR_PAD;
     }
+    p->op = op;
+    return VRNIC_PKT_OK;
+}
 
+/* Stage 5: the BTH fields and the opcode's extension headers. */
+static void parse_decode(const struct vrnic_bth *bth, VrnicPkt *p)
+{
+    uint32_t w;
+
+    p->hdr.bth.opcode = bth->opcode;
+    p->hdr.bth.se = bth->flags & VRNIC_BTH_SE;
+    p->hdr.bth.mig = bth->flags & VRNIC_BTH_MIG;
+    p->hdr.bth.pkey = vrnic_be16(bth->pkey);
+    w = vrnic_be32(bth->qpn);
+    p->hdr.bth.fecn = w & VRNIC_BTH_FECN;
+    p->hdr.bth.becn = w & VRNIC_BTH_BECN;
+    p->hdr.bth.dqpn = w & VRNIC_IB_QPN_MASK;
+    w = vrnic_be32(bth->apsn);
+    p->hdr.bth.ack_req = w & VRNIC_BTH_ACKREQ;
+    p->hdr.bth.psn = w & VRNIC_IB_PSN_MASK;
+    parse_ext((const uint8_t *)bth, p->op, &p->hdr);
+}
+
+/* Stages 2 to 5 of a frame stage 1 (vrnic_pkt_parse_ip) accepted. */
+VrnicPktErr vrnic_pkt_parse_roce(const uint8_t *frame, size_t len,
+                                 VrnicPkt *pkt)
+{
+    const uint8_t *ip = frame + pkt->ip_off;
+    const struct vrnic_bth *bth;
+    uint32_t udp_len, rest;
+    VrnicPktErr err;
+
+    /* RoCEv2 from here on: every refusal is a drop. */
+    err = parse_ip_udp(frame, len, pkt, &udp_len);
+    if (err != VRNIC_PKT_OK) {
+        return err;
+    }
+    pkt->bth_off = pkt->ip_off + pkt->ip_hdr_len + UDP_HLEN;
+    bth = (const void *)(frame + pkt->bth_off);
+    err = parse_bth(bth, udp_len, pkt, &rest);
+    if (err != VRNIC_PKT_OK) {
+        return err;
+    }
     /* 4. The ICRC covers everything checked above. */
-    if (!vrnic_icrc_check(ip, ip_len)) {
+    if (!vrnic_icrc_check(ip, pkt->len - pkt->ip_off)) {
         return VRNIC_PKT_ERR_ICRC;
     }
-
-    /* 5. Decode. */
-    p.op = op;
-    p.hdr.bth.opcode = bth->opcode;
-    p.hdr.bth.se = bth->flags & VRNIC_BTH_SE;
-    p.hdr.bth.mig = bth->flags & VRNIC_BTH_MIG;
-    p.hdr.bth.pkey = vrnic_be16(bth->pkey);
-    flags = vrnic_be32(bth->qpn);
-    p.hdr.bth.fecn = flags & VRNIC_BTH_FECN;
-    p.hdr.bth.becn = flags & VRNIC_BTH_BECN;
-    p.hdr.bth.dqpn = flags & VRNIC_IB_QPN_MASK;
-    flags = vrnic_be32(bth->apsn);
-    p.hdr.bth.ack_req = flags & VRNIC_BTH_ACKREQ;
-    p.hdr.bth.psn = flags & VRNIC_IB_PSN_MASK;
-    parse_ext((const uint8_t *)bth, op, &p.hdr);
-
-    memcpy(p.addr.dmac, eth->dmac, 6);
-    memcpy(p.addr.smac, eth->smac, 6);
-    if (p.ip_version == 4) {
-        const struct vrnic_ipv4_hdr *h = (const void *)ip;
-
-        memcpy(p.addr.sgid, vrnic_v4mapped_prefix, 12);
-        memcpy(p.addr.sgid + 12, h->saddr, 4);
-        memcpy(p.addr.dgid, vrnic_v4mapped_prefix, 12);
-        memcpy(p.addr.dgid + 12, h->daddr, 4);
-        p.addr.traffic_class = h->tos;
-        p.addr.hop_limit = h->ttl;
-        p.addr.ip_id = vrnic_be16(h->id);
-    } else {
-        const struct vrnic_ipv6_hdr *h = (const void *)ip;
-        uint32_t vtf = vrnic_be32(h->vtf);
-
-        memcpy(p.addr.sgid, h->saddr, 16);
-        memcpy(p.addr.dgid, h->daddr, 16);
-        p.addr.traffic_class = VRNIC_FIELD_GET(VRNIC_IPV6_TC_MASK, vtf);
-        p.addr.flow_label = VRNIC_FIELD_GET(VRNIC_IPV6_FLOW_MASK, vtf);
-        p.addr.hop_limit = h->hop_limit;
-    }
-    p.addr.udp_sport = vrnic_be16(udp->sport);
-
-    p.ip_off = ETH_HLEN;
-    p.ip_hdr_len = hlen;
-    p.bth_off = ETH_HLEN + hlen + UDP_HLEN;
-    p.payload_off = p.bth_off + op->hdr_len;
-    p.payload_len = rest - p.hdr.bth.pad;
-    p.len = ETH_HLEN + ip_len;
-    p.icrc = vrnic_icrc_get(ip, ip_len);
-    *pkt = p;
+    parse_decode(bth, pkt);
+    pkt->payload_off = pkt->bth_off + pkt->op->hdr_len;
+    pkt->payload_len = rest - pkt->hdr.bth.pad;
+    pkt->icrc = vrnic_icrc_get(ip, pkt->len - pkt->ip_off);
     return VRNIC_PKT_OK;
+}
+
+VrnicPktErr vrnic_pkt_parse(const uint8_t *frame, size_t len, VrnicPkt *pkt)
+{
+    VrnicPkt p;
+    VrnicPktErr err = vrnic_pkt_parse_ip(frame, len, &p);
+
+    if (err == VRNIC_PKT_OK) {
+        err = vrnic_pkt_parse_roce(frame, len, &p);
+    }
+    if (err == VRNIC_PKT_OK) {
+        *pkt = p;
+    }
+    return err;
 }
 
 void vrnic_pkt_grh(const uint8_t *frame, const VrnicPkt *pkt,

@@ -419,6 +419,18 @@ bool vrnic_pkt_err_is_foreign(VrnicPktErr err);
  * VRNIC_PKT_OK. MACs, GIDs, P_Key, QPN and PSN are the transport's to check.
  */
 VrnicPktErr vrnic_pkt_parse(const uint8_t *frame, size_t len, VrnicPkt *pkt);
+/*
+ * The same parse in two steps, for a receiver that decides on the
+ * addresses before it checks the rest (routing): vrnic_pkt_parse_ip()
+ * checks through the UDP destination port and fills the addresses
+ * (pkt->addr, ip_version, ip_off, ip_hdr_len); vrnic_pkt_parse_roce()
+ * goes on from there with the same pkt. Together they return what
+ * vrnic_pkt_parse() returns; *pkt is scratch unless both say OK.
+ */
+VrnicPktErr vrnic_pkt_parse_ip(const uint8_t *frame, size_t len,
+                               VrnicPkt *pkt);
+VrnicPktErr vrnic_pkt_parse_roce(const uint8_t *frame, size_t len,
+                                 VrnicPkt *pkt);
 
 /*
  * Build a frame into buf: headers from av and h (h->bth.pad/tver are

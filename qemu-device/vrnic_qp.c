@@ -30,7 +30,7 @@
  *    own WQEs are not the QP's and are not flushed).
  *  - SQE (entered only by the device, from the transport) flushes the SQ.
  *  - In RTS a doorbell (or entering RTS with sends posted) marks the QP
- *    pending; the queue bottom half runs the transport (vrnic_tx.c), which
+ *    pending; the queue bottom half runs the transport (vrnic_req.c), which
  *    advances sq.ci as WQEs complete. In INIT/RTR posted sends wait.
  * A WQE that cannot be read (the ring's memory went away) is a device-
  * detected QP error: VRNIC_AEQ_EV_QP_FATAL (once per trip to ERR) and ERR.

@@ -1,7 +1,17 @@
 /*
  * vrnic RoCEv2 transport (device core): per-QP requester and responder
- * state, the loopback queue, and the functions vrnic_tx.c (requester) and
- * vrnic_rx.c (receive routing, responder) share with the rest of the core.
+ * state, the loopback queue, and what the transport's files share. One
+ * role per file, as IBTA divides the work:
+ *   vrnic_recv.c        receive: routing, per-packet checks, dispatch
+ *   vrnic_req.c         requester: send WQEs to packets
+ *   vrnic_comp.c        completer: responses to progress and completions
+ *   vrnic_retry.c       requester recovery: timers, go-back-N, holes
+ *   vrnic_resp_seq.c    responder: the PSN sequence, held packets
+ *   vrnic_resp.c        responder: executing requests
+ *   vrnic_resp_queue.c  responder output: ACKs, NAKs, READ responses
+ *   vrnic_loop.c        the loopback wire
+ *   vrnic_xport.c       QP transport state, addressing, output, the send
+ *                       window's lookups, local memory through SGEs
  *
  * Recovery from loss (retransmission, the early retransmit, holding
  * packets past a gap, duplicates, RNR) is described in
@@ -38,7 +48,7 @@
  *    first) and move the QP to ERR, which flushes the rest.
  *
  * Atomicity: the device core runs single-threaded in QEMU's main loop, so
- * the read-modify-write of an atomic (vrnic_rx.c) can never interleave with
+ * the read-modify-write of an atomic (vrnic_resp.c) can never interleave with
  * another atomic on this device, from any QP: that is IB_ATOMIC_HCA.
  *
  * Guest memory is little-endian (the 64-bit value an atomic operates on,
@@ -49,7 +59,7 @@
 #ifndef HW_VRNIC_XPORT_H
 #define HW_VRNIC_XPORT_H
 
-#include "vrnic_core.h"
+#include "vrnic_core_int.h"
 #include "vrnic_pkt.h"
 
 #define VRNIC_TX_WINDOW     32      /* send WQEs in flight per QP */
@@ -58,20 +68,28 @@
 #define VRNIC_PSN_WINDOW    (1u << 22)
 #define VRNIC_WQE_MAX       512     /* largest WQE (shift 9) */
 #define VRNIC_MAX_PMTU      4096
-/* Largest RoCEv2 frame the transport builds: IPv6, PMTU payload, the
- * biggest header set (RETH + ImmDt), ICRC; rounded up. */
+/*
+ * Largest RoCEv2 frame the transport builds: IPv6, PMTU payload, the
+ * biggest header set (RETH + ImmDt), ICRC; rounded up.
+ */
 #define VRNIC_XPORT_FRAME   (VRNIC_MAX_PMTU + 256)
 #define VRNIC_LOOP_SLOTS    64      /* loopback frames in flight */
 #define VRNIC_TX_PKT_WINDOW 64      /* unacknowledged request PSNs per QP */
 #define VRNIC_TX_ACKREQ_EVERY 16    /* AckReq also on every 16th PSN */
-/* Early retransmit: the floor of its timeout (the round trip estimate
- * plus four deviations), ns; its ceiling is half the QP's timeout. */
+/*
+ * Early retransmit: the floor of its timeout (the round trip estimate
+ * plus four deviations), ns; its ceiling is half the QP's timeout.
+ */
 #define VRNIC_TX_EARLY_MIN_NS 1000000
-/* Early retransmits per stall, each after twice the wait of the one
- * before; then only the QP's timer. */
+/*
+ * Early retransmits per stall, each after twice the wait of the one
+ * before; then only the QP's timer.
+ */
 #define VRNIC_TX_EARLY_MAX  4
-/* Atomic results kept for replays: as many as max-qp-rd-atom can have
- * unanswered (255), so a lost ATOMIC ACK can always be answered again. */
+/*
+ * Atomic results kept for replays: as many as max-qp-rd-atom can have
+ * unanswered (255), so a lost ATOMIC ACK can always be answered again.
+ */
 #define VRNIC_ATOMIC_CACHE  256
 /*
  * Packets past a gap, at the responder: RC request packets up to
@@ -98,7 +116,7 @@
  * READ responses past a missing one, at the requester: up to this many
  * PSNs past the first missing response are placed (their offset follows
  * from their PSN) and remembered, so the READ is asked again only for
- * what is missing (vrnic_tx.c, vrnic_tx_rd_place).
+ * what is missing (vrnic_comp.c, vrnic_tx_rd_place).
  */
 #define VRNIC_TX_RD_AHEAD   64
 
@@ -152,6 +170,13 @@ typedef struct VrnicResp {
     uint64_t orig;          /* ATOMIC */
 } VrnicResp;
 
+/* An executed atomic's original value, kept for a duplicate of it. */
+typedef struct VrnicAtomicResult {
+    bool valid;
+    uint32_t psn;
+    uint64_t orig;
+} VrnicAtomicResult;
+
 enum {
     VRNIC_MSG_NONE,
     VRNIC_MSG_SEND,
@@ -174,7 +199,7 @@ typedef struct VrnicXport {
     uint32_t gbn_psn;
     int64_t rto_due;        /* retransmit timer (device clock), 0: off */
     int64_t rnr_due;        /* RNR wait: nothing is sent before, 0: none */
-    /* Round trip estimate for the early retransmit (vrnic_tx.c). */
+    /* Round trip estimate for the early retransmit (vrnic_retry.c). */
     bool rtt_valid;         /* srtt/rttvar hold at least one sample */
     int64_t srtt, rttvar;   /* ns */
     bool rtt_timing;        /* a packet is being timed: */
@@ -182,7 +207,7 @@ typedef struct VrnicXport {
     uint32_t rtt_psn;       /* ... its PSN: an ACK of it is a sample */
     int64_t early_due;      /* early retransmit timer, 0: off */
     uint8_t early_count;    /* early retransmits since the last progress */
-    /* Resending only the packet the responder misses (vrnic_tx.c). */
+    /* Resending only the packet the responder misses (vrnic_retry.c). */
     bool hole_mode;         /* waiting for the answer to a hole's resend */
     bool hole_pending;      /* hole_psn is still to be sent again */
     uint32_t hole_psn;
@@ -214,11 +239,7 @@ typedef struct VrnicXport {
     uint32_t rd_pending;    /* READ/atomic entries in the queue */
     uint32_t rd_new;        /* ... of them new requests (not replays) */
     /* Results of the newest atomics, to answer duplicates (replays). */
-    struct {
-        bool valid;
-        uint32_t psn;
-        uint64_t orig;
-    } atomic_cache[VRNIC_ATOMIC_CACHE];
+    VrnicAtomicResult atomic_cache[VRNIC_ATOMIC_CACHE];
     uint32_t atomic_next;
     uint32_t q_head, q_tail, q_size;
     VrnicResp q[];          /* q_size entries */
@@ -232,7 +253,9 @@ typedef struct VrnicLoop {
     uint8_t frame[VRNIC_LOOP_SLOTS][VRNIC_XPORT_FRAME];
 } VrnicLoop;
 
-/* vrnic_tx.c */
+/* vrnic_xport.c */
+/* The index of gid in the port's GID table, or -1. */
+int vrnic_port_gid_find(const VrnicCore *core, const uint8_t *gid);
 uint32_t vrnic_xport_pmtu(const VrnicCore *core, const VrnicQp *qp);
 bool vrnic_xport_addr(VrnicCore *core, const struct vrnic_av *av,
                       uint32_t lqpn, uint32_t rqpn, VrnicPktAddr *a,
@@ -241,19 +264,104 @@ bool vrnic_xport_addr(VrnicCore *core, const struct vrnic_av *av,
 bool vrnic_xport_can_send(VrnicCore *core, bool loop);
 void vrnic_xport_output(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
                         size_t len, bool loop);
+struct vrnic_sge vrnic_swqe_sge(const VrnicSwqe *s, uint32_t i);
+bool vrnic_sge_rw(VrnicCore *core, const VrnicQp *qp, const VrnicSwqe *s,
+                  uint64_t off, uint8_t *buf, uint32_t len, bool write);
+VrnicSwqe *vrnic_tx_slot(VrnicQp *qp, uint16_t i);
+bool vrnic_tx_outstanding(VrnicQp *qp);
+VrnicSwqe *vrnic_tx_find_psn(VrnicQp *qp, uint32_t psn);
+VrnicSwqe *vrnic_tx_oldest_rd(VrnicQp *qp);
+uint32_t vrnic_tx_rd_psn(const VrnicCore *core, const VrnicQp *qp,
+                         const VrnicSwqe *s);
+
+/* vrnic_comp.c */
 /* A response (ACK/NAK, READ response, ATOMIC ACK) for requester qpn. */
 void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                        const uint8_t *frame, const VrnicPkt *pkt);
+void vrnic_tx_complete(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
 
-/* vrnic_rx.c */
+/* vrnic_retry.c */
+int64_t vrnic_rnr_ns(uint8_t code);
+void vrnic_tx_timer_restart(VrnicCore *core, VrnicQp *qp);
+void vrnic_tx_progress(VrnicCore *core, VrnicQp *qp);
+void vrnic_tx_go_back(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                      uint32_t psn, bool single, const char *why);
+void vrnic_tx_exhausted(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                        uint8_t status);
+void vrnic_tx_retry(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                    uint32_t psn, bool single, const char *why);
+void vrnic_tx_retry_hole(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                         uint32_t psn);
+void vrnic_tx_hole_answered(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
+
+/* vrnic_recv.c */
+/* Drop a packet: count it in port counter stat, trace why. */
+void vrnic_rx_drop(VrnicCore *core, unsigned stat, uint32_t qpn,
+                   uint32_t psn, const char *why);
+/* Deliver a parsed packet to QP qpn (its DestQP, or a multicast member). */
+void vrnic_rx_qp(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
+                 const VrnicPkt *pkt);
+
+/* vrnic_resp_seq.c */
+/* RC/UC PSN check; true when the packet is the expected one. */
+bool vrnic_rx_psn(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                  const uint8_t *frame, const VrnicPkt *pkt);
+bool vrnic_rx_held_next(const VrnicXport *x);
+void vrnic_rx_replay_held(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
+/* Free the packets held past a gap (QP reset or destroy). */
+void vrnic_rx_held_clear(VrnicXport *x);
+
+/* vrnic_resp.c */
+bool vrnic_rx_rkey_ok(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                      uint32_t right, uint32_t rkey, uint64_t va,
+                      uint64_t len);
+void vrnic_rx_ud(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                 const uint8_t *frame, const VrnicPkt *pkt);
+void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                 const uint8_t *frame, const VrnicPkt *pkt);
+
+/* vrnic_resp_queue.c */
+VrnicResp *vrnic_resp_push(VrnicXport *x);
+bool vrnic_resp_ack(VrnicQp *qp, uint32_t psn, bool nak, uint8_t syn);
+/* Send queued responder output, within a budget; re-kicks when left. */
+void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
+void vrnic_resp_rnr_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                        uint32_t psn);
+bool vrnic_resp_restart_read(VrnicXport *x, const VrnicPkt *pkt,
+                             uint32_t pmtu);
+
+/* vrnic_loop.c */
 bool vrnic_loop_has_room(VrnicCore *core);
 /* Queue a frame QP qpn sent to this device (the sender is remembered). */
 void vrnic_loop_put(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
                     size_t len);
-/* Send queued responder output, within a budget; re-kicks when left. */
-void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
-/* Free the packets held past a gap (QP reset or destroy). */
-void vrnic_rx_held_clear(VrnicXport *x);
+
+static inline int64_t vrnic_now(VrnicCore *core)
+{
+    return core->ops->clock_ns(core->opaque);
+}
+
+/* READ and the atomics: answered by a response, bounded by rd_atomic. */
+static inline bool vrnic_op_is_rd(uint8_t op)
+{
+    return op == VRNIC_WQE_OP_RDMA_READ || op == VRNIC_WQE_OP_ATOMIC_CMP_SWP ||
+           op == VRNIC_WQE_OP_ATOMIC_FETCH_ADD;
+}
+
+/*
+ * The QP's remote rights, as they are now: MODIFY_QP may take a right away
+ * in the middle of a WRITE or a READ response stream, and the rest of that
+ * stream is then refused like a new request would be.
+ */
+static inline bool vrnic_qp_grants(const VrnicQp *qp, uint32_t right)
+{
+    return le32_to_cpu(qp->attr.access) & right;
+}
+
+static inline uint8_t vrnic_nak_syn(uint8_t code)
+{
+    return VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_NAK) | code;
+}
 
 static inline int32_t vrnic_psn_diff(uint32_t a, uint32_t b)
 {

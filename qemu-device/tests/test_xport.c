@@ -1509,6 +1509,36 @@ TEST_F(pair, non_roce_stays_on_ethernet)
                  self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_MALFORMED]);
 }
 
+/*
+ * UDP port 4791 to one of the port's GIDs is the RDMA engine's even when
+ * the rest is malformed: dropped and counted, never left to the Ethernet
+ * function. Here the IPv4 total length claims more than the frame holds.
+ */
+TEST_F(pair, malformed_roce_is_counted_not_ethernet)
+{
+    uint8_t frame[256];
+    size_t len;
+    Qp qb;
+
+    uint32_t sum = 0;
+
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    len = craft(&self->a, &self->b, qb.qpn, 0, frame, sizeof(frame));
+    /* IPv4 total length past the frame's end, header checksum made good. */
+    frame[14 + 2] = 0x0f;
+    frame[14 + 10] = frame[14 + 11] = 0;
+    for (unsigned i = 0; i < 20; i += 2) {
+        sum += frame[14 + i] << 8 | frame[14 + i + 1];
+    }
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = ~((sum & 0xffff) + (sum >> 16));
+    frame[14 + 10] = sum >> 8;
+    frame[14 + 11] = sum;
+    vrnic_core_eth_receive(&self->b.f->core, frame, len);
+    ASSERT_EQ(1, self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_MALFORMED]);
+    ASSERT_EQ(0, self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_PKTS]);
+}
+
 TEST(device_caps_atomic)
 {
     FakeBus *f = obj_bus(NULL);
