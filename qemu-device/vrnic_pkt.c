@@ -3,11 +3,13 @@
  * validating parser; see vrnic_pkt.h.
  *
  * Byte-order rule: wire structs are read and written only here, through
- * vrnic_be16/32/64(); every value crossing this file's API is host-order.
+ * qemu/bswap.h; every value crossing this file's API is host-order.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "net/checksum.h"
 #include "vrnic_pkt.h"
 
 #define ETH_HLEN        sizeof(struct vrnic_eth_hdr)
@@ -186,45 +188,22 @@ uint32_t vrnic_read_psns(uint32_t len, uint32_t pmtu)
     return n ? n : 1;
 }
 
-/* Internet checksum (RFC 1071): running 32-bit sum of 16-bit BE words. */
-static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
-{
-    for (; len > 1; p += 2, len -= 2) {
-        sum += p[0] << 8 | p[1];
-    }
-    if (len) {
-        sum += p[0] << 8;
-    }
-    return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-    while (sum >> 16) {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    return (uint16_t)sum;
-}
-
-/* UDP checksum over pseudo header + datagram, as stored (0 -> 0xffff). A
- * received datagram verifies when this is computed over it with the check
- * field left in: csum_fold(...) == 0xffff. */
+/*
+ * The sum (net/checksum.h) of the UDP pseudo header and datagram: a
+ * received datagram verifies when net_checksum_finish() of it, computed
+ * with the check field left in, is 0. The checksum API takes non-const
+ * buffers but only reads them.
+ */
 static uint32_t udp_csum_sum(const uint8_t *ip, bool v6, const uint8_t *udp,
                              uint32_t udp_len)
 {
-    uint32_t sum;
+    /* Source and destination address follow each other in both headers. */
+    const uint8_t *addrs = v6 ? ((const struct vrnic_ipv6_hdr *)ip)->saddr :
+                                ((const struct vrnic_ipv4_hdr *)ip)->saddr;
+    uint32_t sum = net_checksum_add(v6 ? 32 : 8, (uint8_t *)addrs);
 
-    if (v6) {
-        const struct vrnic_ipv6_hdr *h = (const void *)ip;
-
-        sum = csum_add(0, h->saddr, 32);
-    } else {
-        const struct vrnic_ipv4_hdr *h = (const void *)ip;
-
-        sum = csum_add(0, h->saddr, 8);
-    }
     sum += VRNIC_IPPROTO_UDP + udp_len;     /* same words for v4 and v6 */
-    return csum_add(sum, udp, udp_len);
+    return sum + net_checksum_add(udp_len, (uint8_t *)udp);
 }
 
 const char *vrnic_pkt_err_str(VrnicPktErr err)
@@ -269,30 +248,30 @@ static void parse_ext(const uint8_t *bth_p, const VrnicOpInfo *op,
     if (op->hdrs & VRNIC_HDR_DETH) {
         const struct vrnic_deth *d = (const void *)p;
 
-        h->deth.qkey = vrnic_be32(d->qkey);
-        h->deth.sqpn = vrnic_be32(d->sqpn) & VRNIC_IB_QPN_MASK;
+        h->deth.qkey = be32_to_cpu(d->qkey);
+        h->deth.sqpn = be32_to_cpu(d->sqpn) & VRNIC_IB_QPN_MASK;
         p += sizeof(*d);
     }
     if (op->hdrs & VRNIC_HDR_RETH) {
         const struct vrnic_reth *r = (const void *)p;
 
-        h->reth.va = vrnic_be64(r->va);
-        h->reth.rkey = vrnic_be32(r->rkey);
-        h->reth.len = vrnic_be32(r->len);
+        h->reth.va = be64_to_cpu(r->va);
+        h->reth.rkey = be32_to_cpu(r->rkey);
+        h->reth.len = be32_to_cpu(r->len);
         p += sizeof(*r);
     }
     if (op->hdrs & VRNIC_HDR_ATOMIC) {
         const struct vrnic_atomic_eth *a = (const void *)p;
 
-        h->atomic.va = vrnic_be64(a->va);
-        h->atomic.rkey = vrnic_be32(a->rkey);
-        h->atomic.swap_add = vrnic_be64(a->swap_add);
-        h->atomic.compare = vrnic_be64(a->compare);
+        h->atomic.va = be64_to_cpu(a->va);
+        h->atomic.rkey = be32_to_cpu(a->rkey);
+        h->atomic.swap_add = be64_to_cpu(a->swap_add);
+        h->atomic.compare = be64_to_cpu(a->compare);
         p += sizeof(*a);
     }
     if (op->hdrs & VRNIC_HDR_AETH) {
         const struct vrnic_aeth *a = (const void *)p;
-        uint32_t smsn = vrnic_be32(a->smsn);
+        uint32_t smsn = be32_to_cpu(a->smsn);
 
         h->aeth.syndrome = VRNIC_FIELD_GET(VRNIC_AETH_SYN_MASK, smsn);
         h->aeth.msn = VRNIC_FIELD_GET(VRNIC_AETH_MSN_MASK, smsn);
@@ -301,19 +280,19 @@ static void parse_ext(const uint8_t *bth_p, const VrnicOpInfo *op,
     if (op->hdrs & VRNIC_HDR_ATOMIC_ACK) {
         const struct vrnic_atomic_ack_eth *a = (const void *)p;
 
-        h->atomic_orig = vrnic_be64(a->orig);
+        h->atomic_orig = be64_to_cpu(a->orig);
         p += sizeof(*a);
     }
     if (op->hdrs & VRNIC_HDR_IMM) {
         const struct vrnic_immdt *i = (const void *)p;
 
-        h->imm = vrnic_be32(i->imm);
+        h->imm = be32_to_cpu(i->imm);
         p += sizeof(*i);
     }
     if (op->hdrs & VRNIC_HDR_IETH) {
         const struct vrnic_ieth *i = (const void *)p;
 
-        h->ieth_rkey = vrnic_be32(i->rkey);
+        h->ieth_rkey = be32_to_cpu(i->rkey);
     }
 }
 
@@ -334,10 +313,10 @@ static void parse_addr(const uint8_t *frame, VrnicPkt *p)
         memcpy(p->addr.dgid + 12, h->daddr, 4);
         p->addr.traffic_class = h->tos;
         p->addr.hop_limit = h->ttl;
-        p->addr.ip_id = vrnic_be16(h->id);
+        p->addr.ip_id = be16_to_cpu(h->id);
     } else {
         const struct vrnic_ipv6_hdr *h = (const void *)ip;
-        uint32_t vtf = vrnic_be32(h->vtf);
+        uint32_t vtf = be32_to_cpu(h->vtf);
 
         memcpy(p->addr.sgid, h->saddr, 16);
         memcpy(p->addr.dgid, h->daddr, 16);
@@ -364,7 +343,7 @@ VrnicPktErr vrnic_pkt_parse_ip(const uint8_t *frame, size_t len, VrnicPkt *pkt)
         return VRNIC_PKT_ERR_RUNT;
     }
     avail = len - ETH_HLEN;
-    ethertype = vrnic_be16(eth->ethertype);
+    ethertype = be16_to_cpu(eth->ethertype);
     if (ethertype == VRNIC_ETHERTYPE_IPV4) {
         const struct vrnic_ipv4_hdr *h = (const void *)ip;
 
@@ -376,7 +355,7 @@ VrnicPktErr vrnic_pkt_parse_ip(const uint8_t *frame, size_t len, VrnicPkt *pkt)
         }
         /* A non-first fragment has no UDP header to look at. */
         if (h->protocol != VRNIC_IPPROTO_UDP ||
-            (vrnic_be16(h->frag_off) & VRNIC_IPV4_FRAG_MASK)) {
+            (be16_to_cpu(h->frag_off) & VRNIC_IPV4_FRAG_MASK)) {
             return VRNIC_PKT_ERR_NOT_UDP;
         }
         hlen = (h->ver_ihl & 0xf) * 4u;
@@ -390,7 +369,7 @@ VrnicPktErr vrnic_pkt_parse_ip(const uint8_t *frame, size_t len, VrnicPkt *pkt)
         if (avail < IPV6_HLEN) {
             return VRNIC_PKT_ERR_RUNT;
         }
-        if (VRNIC_FIELD_GET(VRNIC_IPV6_VER_MASK, vrnic_be32(h->vtf)) != 6) {
+        if (VRNIC_FIELD_GET(VRNIC_IPV6_VER_MASK, be32_to_cpu(h->vtf)) != 6) {
             return VRNIC_PKT_ERR_IP_VERSION;
         }
         /* RoCEv2 carries no IPv6 extension headers. */
@@ -406,13 +385,13 @@ VrnicPktErr vrnic_pkt_parse_ip(const uint8_t *frame, size_t len, VrnicPkt *pkt)
         return VRNIC_PKT_ERR_RUNT;
     }
     udp = (const void *)(ip + hlen);
-    if (vrnic_be16(udp->dport) != VRNIC_ROCE_UDP_DPORT) {
+    if (be16_to_cpu(udp->dport) != VRNIC_ROCE_UDP_DPORT) {
         return VRNIC_PKT_ERR_UDP_PORT;
     }
     pkt->ip_off = ETH_HLEN;
     pkt->ip_hdr_len = hlen;
     parse_addr(frame, pkt);
-    pkt->addr.udp_sport = vrnic_be16(udp->sport);
+    pkt->addr.udp_sport = be16_to_cpu(udp->sport);
     return VRNIC_PKT_OK;
 }
 
@@ -428,20 +407,20 @@ static VrnicPktErr parse_ip_udp(const uint8_t *frame, size_t len,
         const struct vrnic_ipv4_hdr *h = (const void *)ip;
 
         if (p->ip_hdr_len != IPV4_HLEN ||
-            (vrnic_be16(h->frag_off) & VRNIC_IPV4_MF)) {
+            (be16_to_cpu(h->frag_off) & VRNIC_IPV4_MF)) {
             return VRNIC_PKT_ERR_IP_HDR;
         }
-        if (csum_fold(csum_add(0, ip, IPV4_HLEN)) != 0xffff) {
+        if (net_raw_checksum((uint8_t *)ip, IPV4_HLEN)) {
             return VRNIC_PKT_ERR_IP_CSUM;
         }
-        ip_len = vrnic_be16(h->tot_len);
+        ip_len = be16_to_cpu(h->tot_len);
         if (ip_len < IPV4_HLEN + UDP_HLEN) {
             return VRNIC_PKT_ERR_LENGTH;
         }
     } else {
         const struct vrnic_ipv6_hdr *h = (const void *)ip;
 
-        ip_len = IPV6_HLEN + vrnic_be16(h->payload_len);
+        ip_len = IPV6_HLEN + be16_to_cpu(h->payload_len);
         if (ip_len < IPV6_HLEN + UDP_HLEN) {
             return VRNIC_PKT_ERR_LENGTH;
         }
@@ -449,14 +428,14 @@ static VrnicPktErr parse_ip_udp(const uint8_t *frame, size_t len,
     if (ip_len > len - p->ip_off) {
         return VRNIC_PKT_ERR_TRUNCATED;
     }
-    *udp_len = vrnic_be16(udp->len);
+    *udp_len = be16_to_cpu(udp->len);
     if (*udp_len != ip_len - p->ip_hdr_len) {
         return VRNIC_PKT_ERR_LENGTH;
     }
-    p->udp_check = vrnic_be16(udp->check);
+    p->udp_check = be16_to_cpu(udp->check);
     if (p->udp_check &&
-        csum_fold(udp_csum_sum(ip, p->ip_version == 6, (const void *)udp,
-                               *udp_len)) != 0xffff) {
+        net_checksum_finish(udp_csum_sum(ip, p->ip_version == 6,
+                                         (const void *)udp, *udp_len))) {
         return VRNIC_PKT_ERR_UDP_CSUM;
     }
     if (*udp_len < UDP_HLEN + BTH_LEN + VRNIC_ICRC_SIZE) {
@@ -504,12 +483,12 @@ static void parse_decode(const struct vrnic_bth *bth, VrnicPkt *p)
     p->hdr.bth.opcode = bth->opcode;
     p->hdr.bth.se = bth->flags & VRNIC_BTH_SE;
     p->hdr.bth.mig = bth->flags & VRNIC_BTH_MIG;
-    p->hdr.bth.pkey = vrnic_be16(bth->pkey);
-    w = vrnic_be32(bth->qpn);
+    p->hdr.bth.pkey = be16_to_cpu(bth->pkey);
+    w = be32_to_cpu(bth->qpn);
     p->hdr.bth.fecn = w & VRNIC_BTH_FECN;
     p->hdr.bth.becn = w & VRNIC_BTH_BECN;
     p->hdr.bth.dqpn = w & VRNIC_IB_QPN_MASK;
-    w = vrnic_be32(bth->apsn);
+    w = be32_to_cpu(bth->apsn);
     p->hdr.bth.ack_req = w & VRNIC_BTH_ACKREQ;
     p->hdr.bth.psn = w & VRNIC_IB_PSN_MASK;
     parse_ext((const uint8_t *)bth, p->op, &p->hdr);
@@ -598,31 +577,31 @@ static void build_ext(uint8_t *p, const VrnicOpInfo *op, const VrnicPktHdrs *h)
     if (op->hdrs & VRNIC_HDR_DETH) {
         struct vrnic_deth *d = (void *)p;
 
-        d->qkey = vrnic_be32(h->deth.qkey);
-        d->sqpn = vrnic_be32(h->deth.sqpn & VRNIC_IB_QPN_MASK);
+        d->qkey = cpu_to_be32(h->deth.qkey);
+        d->sqpn = cpu_to_be32(h->deth.sqpn & VRNIC_IB_QPN_MASK);
         p += sizeof(*d);
     }
     if (op->hdrs & VRNIC_HDR_RETH) {
         struct vrnic_reth *r = (void *)p;
 
-        r->va = vrnic_be64(h->reth.va);
-        r->rkey = vrnic_be32(h->reth.rkey);
-        r->len = vrnic_be32(h->reth.len);
+        r->va = cpu_to_be64(h->reth.va);
+        r->rkey = cpu_to_be32(h->reth.rkey);
+        r->len = cpu_to_be32(h->reth.len);
         p += sizeof(*r);
     }
     if (op->hdrs & VRNIC_HDR_ATOMIC) {
         struct vrnic_atomic_eth *a = (void *)p;
 
-        a->va = vrnic_be64(h->atomic.va);
-        a->rkey = vrnic_be32(h->atomic.rkey);
-        a->swap_add = vrnic_be64(h->atomic.swap_add);
-        a->compare = vrnic_be64(h->atomic.compare);
+        a->va = cpu_to_be64(h->atomic.va);
+        a->rkey = cpu_to_be32(h->atomic.rkey);
+        a->swap_add = cpu_to_be64(h->atomic.swap_add);
+        a->compare = cpu_to_be64(h->atomic.compare);
         p += sizeof(*a);
     }
     if (op->hdrs & VRNIC_HDR_AETH) {
         struct vrnic_aeth *a = (void *)p;
 
-        a->smsn = vrnic_be32(VRNIC_FIELD_PREP(VRNIC_AETH_SYN_MASK,
+        a->smsn = cpu_to_be32(VRNIC_FIELD_PREP(VRNIC_AETH_SYN_MASK,
                                               (uint32_t)h->aeth.syndrome) |
                              VRNIC_FIELD_PREP(VRNIC_AETH_MSN_MASK,
                                               h->aeth.msn));
@@ -631,19 +610,19 @@ static void build_ext(uint8_t *p, const VrnicOpInfo *op, const VrnicPktHdrs *h)
     if (op->hdrs & VRNIC_HDR_ATOMIC_ACK) {
         struct vrnic_atomic_ack_eth *a = (void *)p;
 
-        a->orig = vrnic_be64(h->atomic_orig);
+        a->orig = cpu_to_be64(h->atomic_orig);
         p += sizeof(*a);
     }
     if (op->hdrs & VRNIC_HDR_IMM) {
         struct vrnic_immdt *i = (void *)p;
 
-        i->imm = vrnic_be32(h->imm);
+        i->imm = cpu_to_be32(h->imm);
         p += sizeof(*i);
     }
     if (op->hdrs & VRNIC_HDR_IETH) {
         struct vrnic_ieth *i = (void *)p;
 
-        i->rkey = vrnic_be32(h->ieth_rkey);
+        i->rkey = cpu_to_be32(h->ieth_rkey);
     }
 }
 
@@ -674,41 +653,40 @@ size_t vrnic_pkt_build_hdrs(uint8_t *buf, size_t size, const VrnicPktAddr *av,
 
     memcpy(eth->dmac, av->dmac, 6);
     memcpy(eth->smac, av->smac, 6);
-    eth->ethertype = vrnic_be16(v4 ? VRNIC_ETHERTYPE_IPV4 :
+    eth->ethertype = cpu_to_be16(v4 ? VRNIC_ETHERTYPE_IPV4 :
                                      VRNIC_ETHERTYPE_IPV6);
     if (v4) {
         struct vrnic_ipv4_hdr *h4 = (void *)ip;
 
         h4->ver_ihl = VRNIC_IPV4_VER_IHL;
         h4->tos = av->traffic_class;
-        h4->tot_len = vrnic_be16(IPV4_HLEN + udp_len);
-        h4->id = vrnic_be16(av->ip_id);
+        h4->tot_len = cpu_to_be16(IPV4_HLEN + udp_len);
+        h4->id = cpu_to_be16(av->ip_id);
         /* As rxe: never fragmented (RoCE packets fit the path MTU). */
-        h4->frag_off = vrnic_be16(VRNIC_IPV4_DF);
+        h4->frag_off = cpu_to_be16(VRNIC_IPV4_DF);
         h4->ttl = av->hop_limit;
         h4->protocol = VRNIC_IPPROTO_UDP;
         h4->check = 0;
         memcpy(h4->saddr, av->sgid + 12, 4);
         memcpy(h4->daddr, av->dgid + 12, 4);
-        h4->check = vrnic_be16(
-            (uint16_t)~csum_fold(csum_add(0, ip, IPV4_HLEN)));
+        h4->check = cpu_to_be16(net_raw_checksum(ip, IPV4_HLEN));
     } else {
         struct vrnic_ipv6_hdr *h6 = (void *)ip;
 
-        h6->vtf = vrnic_be32(VRNIC_FIELD_PREP(VRNIC_IPV6_VER_MASK, 6u) |
+        h6->vtf = cpu_to_be32(VRNIC_FIELD_PREP(VRNIC_IPV6_VER_MASK, 6u) |
                              VRNIC_FIELD_PREP(VRNIC_IPV6_TC_MASK,
                                               (uint32_t)av->traffic_class) |
                              VRNIC_FIELD_PREP(VRNIC_IPV6_FLOW_MASK,
                                               av->flow_label));
-        h6->payload_len = vrnic_be16(udp_len);
+        h6->payload_len = cpu_to_be16(udp_len);
         h6->next_hdr = VRNIC_IPPROTO_UDP;
         h6->hop_limit = av->hop_limit;
         memcpy(h6->saddr, av->sgid, 16);
         memcpy(h6->daddr, av->dgid, 16);
     }
-    udp->sport = vrnic_be16(av->udp_sport);
-    udp->dport = vrnic_be16(VRNIC_ROCE_UDP_DPORT);
-    udp->len = vrnic_be16(udp_len);
+    udp->sport = cpu_to_be16(av->udp_sport);
+    udp->dport = cpu_to_be16(VRNIC_ROCE_UDP_DPORT);
+    udp->len = cpu_to_be16(udp_len);
     /* 0 = no checksum: legal for RoCEv2 on IPv4 and IPv6 (rxe does the
      * same); the ICRC protects the datagram end to end. */
     udp->check = 0;
@@ -718,11 +696,11 @@ size_t vrnic_pkt_build_hdrs(uint8_t *buf, size_t size, const VrnicPktAddr *av,
                  (h->bth.mig ? VRNIC_BTH_MIG : 0) |
                  VRNIC_FIELD_PREP(VRNIC_BTH_PAD_MASK, pad) |
                  VRNIC_FIELD_PREP(VRNIC_BTH_TVER_MASK, VRNIC_BTH_TVER);
-    bth->pkey = vrnic_be16(h->bth.pkey);
-    bth->qpn = vrnic_be32((h->bth.fecn ? VRNIC_BTH_FECN : 0) |
+    bth->pkey = cpu_to_be16(h->bth.pkey);
+    bth->qpn = cpu_to_be32((h->bth.fecn ? VRNIC_BTH_FECN : 0) |
                           (h->bth.becn ? VRNIC_BTH_BECN : 0) |
                           (h->bth.dqpn & VRNIC_IB_QPN_MASK));
-    bth->apsn = vrnic_be32((h->bth.ack_req ? VRNIC_BTH_ACKREQ : 0) |
+    bth->apsn = cpu_to_be32((h->bth.ack_req ? VRNIC_BTH_ACKREQ : 0) |
                            (h->bth.psn & VRNIC_IB_PSN_MASK));
     build_ext((uint8_t *)bth + BTH_LEN, op, h);
     return ETH_HLEN + hlen + UDP_HLEN + op->hdr_len;

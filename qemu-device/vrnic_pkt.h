@@ -183,34 +183,6 @@ struct vrnic_deth {
 } __attribute__((packed));
 static_assert(sizeof(struct vrnic_deth) == 8, "vrnic_deth");
 
-/* Big-endian <-> host, for the wire structs above. */
-static inline uint16_t vrnic_be16(uint16_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return __builtin_bswap16(v);
-#else
-    return v;
-#endif
-}
-
-static inline uint32_t vrnic_be32(uint32_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return __builtin_bswap32(v);
-#else
-    return v;
-#endif
-}
-
-static inline uint64_t vrnic_be64(uint64_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return __builtin_bswap64(v);
-#else
-    return v;
-#endif
-}
-
 /* ---------------------------------------------------------------------------
  * Opcodes (IBTA Table 38): transport in bits 7:5, operation in 4:0.
  */

@@ -390,7 +390,7 @@ static void vrnic_tx_hdrs(uint32_t qpn, const VrnicQp *qp, VrnicSwqe *s,
     } else {
         h->atomic.swap_add = le64_to_cpu(s->hdr.compare_add);
     }
-    h->imm = vrnic_be32(s->hdr.imm_data);   /* wire bytes as stored */
+    h->imm = be32_to_cpu(s->hdr.imm_data);   /* wire bytes as stored */
     h->ieth_rkey = le32_to_cpu(s->hdr.imm_data);
 }
 

@@ -222,7 +222,7 @@ void vrnic_rx_ud(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     e.network_hdr_type = pkt->ip_version == 4 ? VRNIC_NET_TYPE_IPV4 :
                                                 VRNIC_NET_TYPE_IPV6;
     if (pkt->op->hdrs & VRNIC_HDR_IMM) {
-        uint32_t raw = vrnic_be32(pkt->hdr.imm);
+        uint32_t raw = cpu_to_be32(pkt->hdr.imm);
 
         memcpy(&e.imm_data, &raw, sizeof(raw));
         e.flags |= VRNIC_CQE_FLAG_IMM;
@@ -308,7 +308,7 @@ static void vrnic_rx_no_rwqe(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 static void vrnic_rx_cqe_imm_se(const VrnicPkt *pkt, struct vrnic_cqe *e)
 {
     if (pkt->op->hdrs & VRNIC_HDR_IMM) {
-        uint32_t raw = vrnic_be32(pkt->hdr.imm);
+        uint32_t raw = cpu_to_be32(pkt->hdr.imm);
 
         memcpy(&e->imm_data, &raw, sizeof(raw));
         e->flags |= VRNIC_CQE_FLAG_IMM;

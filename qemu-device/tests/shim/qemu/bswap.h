@@ -1,6 +1,6 @@
 /*
- * Host unit-test stand-in for QEMU's qemu/bswap.h: the little-endian
- * conversions and big-endian load the vrnic core uses.
+ * Host unit-test stand-in for QEMU's qemu/bswap.h: the byte-order
+ * conversions and the big-endian load the vrnic core uses.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -17,6 +17,12 @@
 #define cpu_to_le16(x) htole16(x)
 #define cpu_to_le32(x) htole32(x)
 #define cpu_to_le64(x) htole64(x)
+#define be16_to_cpu(x) be16toh(x)
+#define be32_to_cpu(x) be32toh(x)
+#define be64_to_cpu(x) be64toh(x)
+#define cpu_to_be16(x) htobe16(x)
+#define cpu_to_be32(x) htobe32(x)
+#define cpu_to_be64(x) htobe64(x)
 
 static inline uint64_t ldq_be_p(const void *p)
 {
