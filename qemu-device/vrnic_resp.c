@@ -374,6 +374,32 @@ static bool vrnic_rx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     return true;
 }
 
+/*
+ * The RETH of a WRITE's first packet or of a READ, for the remote right it
+ * needs: at most 2^31 bytes (else NAK INVALID_REQUEST), then the QP's right
+ * and the R_Key (else NAK REMOTE_ACCESS). False when refused.
+ */
+static bool vrnic_rx_reth_ok(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                             const VrnicPkt *pkt, uint32_t right)
+{
+    bool write = right == VRNIC_ACCESS_REMOTE_WRITE;
+
+    if (pkt->hdr.reth.len > VRNIC_MAX_MSG) {
+        vrnic_rx_fail(core, qpn, qp, pkt->hdr.bth.psn, VRNIC_NAK_INV_REQ,
+                      VRNIC_WC_SUCCESS, write ? "WRITE longer than 2^31" :
+                                                "READ longer than 2^31");
+        return false;
+    }
+    if (!vrnic_rx_rkey_ok(core, qpn, qp, right, pkt->hdr.reth.rkey,
+                          pkt->hdr.reth.va, pkt->hdr.reth.len)) {
+        vrnic_rx_fail(core, qpn, qp, pkt->hdr.bth.psn, VRNIC_NAK_REM_ACCESS,
+                      VRNIC_WC_SUCCESS, write ? "WRITE R_Key/access/bounds" :
+                                                "READ R_Key/access/bounds");
+        return false;
+    }
+    return true;
+}
+
 /* A WRITE packet in sequence; true when it went in. */
 static bool vrnic_rx_write(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                            const uint8_t *frame, const VrnicPkt *pkt)
@@ -385,16 +411,7 @@ static bool vrnic_rx_write(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     VrnicMr *mr;
 
     if (oi->flags & VRNIC_OPF_FIRST) {
-        if (pkt->hdr.reth.len > VRNIC_MAX_MSG) {
-            vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ,
-                          VRNIC_WC_SUCCESS, "WRITE longer than 2^31");
-            return false;
-        }
-        if (!vrnic_rx_rkey_ok(core, qpn, qp, VRNIC_ACCESS_REMOTE_WRITE,
-                              pkt->hdr.reth.rkey, pkt->hdr.reth.va,
-                              pkt->hdr.reth.len)) {
-            vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
-                          VRNIC_WC_SUCCESS, "WRITE R_Key/access/bounds");
+        if (!vrnic_rx_reth_ok(core, qpn, qp, pkt, VRNIC_ACCESS_REMOTE_WRITE)) {
             return false;
         }
         x->wr_va = pkt->hdr.reth.va;
@@ -450,16 +467,7 @@ static VrnicResp *vrnic_rx_read(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     uint32_t psn = pkt->hdr.bth.psn;
     VrnicResp *e;
 
-    if (pkt->hdr.reth.len > VRNIC_MAX_MSG) {
-        vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ,
-                      VRNIC_WC_SUCCESS, "READ longer than 2^31");
-        return NULL;
-    }
-    if (!vrnic_rx_rkey_ok(core, qpn, qp, VRNIC_ACCESS_REMOTE_READ,
-                          pkt->hdr.reth.rkey, pkt->hdr.reth.va,
-                          pkt->hdr.reth.len)) {
-        vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
-                      VRNIC_WC_SUCCESS, "READ R_Key/access/bounds");
+    if (!vrnic_rx_reth_ok(core, qpn, qp, pkt, VRNIC_ACCESS_REMOTE_READ)) {
         return NULL;
     }
     e = vrnic_resp_push(x);
