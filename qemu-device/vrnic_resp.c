@@ -459,6 +459,21 @@ static bool vrnic_rx_write(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     return true;
 }
 
+/* A queue entry for the answer to a READ or atomic (NULL: queue full). */
+static VrnicResp *vrnic_rx_resp_new(VrnicCore *core, uint32_t qpn,
+                                    VrnicQp *qp, uint32_t psn, uint8_t kind)
+{
+    VrnicResp *e = vrnic_resp_push(qp->x);
+
+    if (!e) {
+        vrnic_rx_drop(core, VRNIC_PORT_STAT_RX_BAD_STATE, qpn, psn,
+                      "response queue full");
+        return NULL;
+    }
+    e->kind = kind;
+    return e;
+}
+
 /* A READ request: its response stream is queued (NULL: refused). */
 static VrnicResp *vrnic_rx_read(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                 const VrnicPkt *pkt, uint32_t pmtu)
@@ -470,13 +485,10 @@ static VrnicResp *vrnic_rx_read(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (!vrnic_rx_reth_ok(core, qpn, qp, pkt, VRNIC_ACCESS_REMOTE_READ)) {
         return NULL;
     }
-    e = vrnic_resp_push(x);
+    e = vrnic_rx_resp_new(core, qpn, qp, psn, VRNIC_RESP_READ);
     if (!e) {
-        vrnic_rx_drop(core, VRNIC_PORT_STAT_RX_BAD_STATE, qpn, psn,
-                      "response queue full");
         return NULL;
     }
-    e->kind = VRNIC_RESP_READ;
     e->va = pkt->hdr.reth.va;
     e->rkey = pkt->hdr.reth.rkey;
     e->len = pkt->hdr.reth.len;
@@ -509,10 +521,8 @@ static VrnicResp *vrnic_rx_atomic(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                       VRNIC_WC_SUCCESS, "atomic R_Key/access/bounds");
         return NULL;
     }
-    e = vrnic_resp_push(x);
+    e = vrnic_rx_resp_new(core, qpn, qp, psn, VRNIC_RESP_ATOMIC);
     if (!e) {
-        vrnic_rx_drop(core, VRNIC_PORT_STAT_RX_BAD_STATE, qpn, psn,
-                      "response queue full");
         return NULL;
     }
     /*
@@ -521,7 +531,6 @@ static VrnicResp *vrnic_rx_atomic(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
      * against every QP of the device (ATOMIC_HCA).
      */
     val = le64_to_cpu(val);
-    e->kind = VRNIC_RESP_ATOMIC;
     e->orig = val;
     if ((pkt->hdr.bth.opcode & ~VRNIC_IB_TRANSPORT_MASK) == VRNIC_IB_CMP_SWAP) {
         if (val == pkt->hdr.atomic.compare) {
