@@ -1,11 +1,11 @@
 /*
  * wire-limit: what the guests' wire carries with no device behind it.
  * Two processes, one sending and one receiving, blast frames of one size
- * through the kind of socket a tools/vm pair uses (unix datagram sockets
- * bound to paths, one sendto() and one recv() per Ethernet frame, the
- * sender blocking when the receiver's queue is full), for a given time.
- * Prints "wire-limit: BYTES B frames: GB/s frames/s". make bench runs it
- * in a network namespace with the same max_dgram_qlen as tools/vm.
+ * through the kind of socket a tools/vm pair uses, as QEMU's -netdev dgram
+ * sets it up (tools/qemu-patches/): unix datagram sockets bound to paths
+ * and connected to each other, a 208 KiB send buffer asked for, one send()
+ * and one recv() per Ethernet frame, the sender blocking when its buffer
+ * is full. Prints "wire-limit: BYTES B frames: GB/s frames/s".
  *
  * usage: wire-limit FRAME_BYTES [SECONDS]
  *
@@ -31,15 +31,25 @@ static double now_s(void)
 static int bound(struct sockaddr_un *a, const char *dir, const char *name)
 {
     int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+    int sndbuf = 208 * 1024;
 
     memset(a, 0, sizeof(*a));
     a->sun_family = AF_UNIX;
     snprintf(a->sun_path, sizeof(a->sun_path), "%s/%s", dir, name);
-    if (fd < 0 || bind(fd, (struct sockaddr *)a, sizeof(*a))) {
+    if (fd < 0 || bind(fd, (struct sockaddr *)a, sizeof(*a)) ||
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf))) {
         perror("wire-limit: socket");
         exit(1);
     }
     return fd;
+}
+
+static void connect_to(int fd, const struct sockaddr_un *a)
+{
+    if (connect(fd, (const struct sockaddr *)a, sizeof(*a))) {
+        perror("wire-limit: connect");
+        exit(1);
+    }
 }
 
 int main(int argc, char **argv)
@@ -59,6 +69,8 @@ int main(int argc, char **argv)
     }
     tx = bound(&ta, dir, "tx");
     rx = bound(&ra, dir, "rx");
+    connect_to(tx, &ra);
+    connect_to(rx, &ta);
     child = fork();
     if (child == 0) {
         /* The receiver: read until the sender's zero-length end mark. */
@@ -73,16 +85,15 @@ int main(int argc, char **argv)
     t0 = now_s();
     do {
         for (int i = 0; i < 64; i++) {
-            if (sendto(tx, buf, len, 0, (struct sockaddr *)&ra,
-                       sizeof(ra)) != (ssize_t)len) {
-                perror("wire-limit: sendto");
+            if (send(tx, buf, len, 0) != (ssize_t)len) {
+                perror("wire-limit: send");
                 return 1;
             }
         }
         frames += 64;
         t = now_s() - t0;
     } while (t < secs);
-    sendto(tx, buf, 0, 0, (struct sockaddr *)&ra, sizeof(ra));
+    send(tx, buf, 0, 0);
     waitpid(child, &status, 0);
     t = now_s() - t0;   /* until the receiver has read everything */
     printf("wire-limit: %zu B frames: %.3f GB/s %.0f frames/s\n", len,
