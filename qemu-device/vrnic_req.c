@@ -540,7 +540,7 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
          */
         if (rc && vrnic_psn_diff(psn, x->snd_max) >= 0 &&
             (x->hole_mode || vrnic_psn_diff(psn, x->acked_psn) >
-                             (int32_t)VRNIC_TX_PKT_WINDOW)) {
+                             vrnic_tx_pkt_window(s->pmtu))) {
             return VRNIC_TX_STOP;
         }
         r = vrnic_tx_packet(core, qpn, qp, s, &d, psn, &ack_req);

@@ -32,7 +32,7 @@
  *    UC: a PSN other than e drops the rest of the current message; the next
  *    FIRST/ONLY packet starts a new one (its PSN becomes e).
  *  - The requester keeps at most VRNIC_TX_WINDOW send WQEs and
- *    VRNIC_TX_PKT_WINDOW unacknowledged PSNs in flight and at most
+ *    vrnic_tx_pkt_window() unacknowledged PSNs in flight and at most
  *    max_rd_atomic (0 counts as 1) READ/atomic requests; FENCE waits for
  *    outstanding READ/atomics. A sequence NAK resends the missing packet
  *    alone; timeouts and implied NAKs go back to the oldest unanswered PSN.
@@ -74,7 +74,16 @@
  */
 #define VRNIC_XPORT_FRAME   (VRNIC_MAX_PMTU + 256)
 #define VRNIC_LOOP_SLOTS    64      /* loopback frames in flight */
-#define VRNIC_TX_PKT_WINDOW 64      /* unacknowledged request PSNs per QP */
+/*
+ * The requester's packet window: unacknowledged request PSNs per QP, as
+ * many as carry VRNIC_TX_WINDOW_BYTES at the WQE's path MTU, at most
+ * VRNIC_TX_PKT_WINDOW (vrnic_tx_pkt_window). A round trip costs the same
+ * time at any MTU, so the window is bytes: 256 PSNs at path MTU 1024,
+ * 64 at 4096. (A fixed 64 PSNs held path MTU 1024 to 64 KiB per round
+ * trip; 256 at 4096 put more in flight than the wire's buffer holds.)
+ */
+#define VRNIC_TX_WINDOW_BYTES (256 * 1024)
+#define VRNIC_TX_PKT_WINDOW 256
 #define VRNIC_TX_ACKREQ_EVERY 16    /* AckReq also on every 16th PSN */
 /*
  * Early retransmit: the floor of its timeout (the round trip estimate
@@ -104,11 +113,11 @@
  * peer decides what is held, so it is bounded: only a packet whose
  * payload fits the path MTU as IBTA sizes it (FIRST/MIDDLE exactly one,
  * LAST/ONLY at most one) is held, so a frame is at most
- * VRNIC_XPORT_FRAME bytes, 64 per QP; and a held frame whose gap has not
+ * VRNIC_XPORT_FRAME bytes, VRNIC_OOO_SLOTS per QP; and a held frame whose gap has not
  * closed after VRNIC_OOO_MAX_AGE_NS is dropped (RX_OOO_DROPPED), as are
  * those refused - the requester's recovery resends them.
  */
-#define VRNIC_OOO_SLOTS     64
+#define VRNIC_OOO_SLOTS     VRNIC_TX_PKT_WINDOW
 #define VRNIC_OOO_NAK_AFTER 8
 #define VRNIC_OOO_DEVICE    1024
 #define VRNIC_OOO_MAX_AGE_NS 1000000000ll
@@ -371,6 +380,12 @@ static inline int32_t vrnic_psn_diff(uint32_t a, uint32_t b)
 static inline uint32_t vrnic_psn_add(uint32_t psn, uint32_t n)
 {
     return (psn + n) & VRNIC_IB_PSN_MASK;
+}
+
+/* The packet window of a WQE segmented for pmtu (VRNIC_TX_WINDOW_BYTES). */
+static inline int32_t vrnic_tx_pkt_window(uint32_t pmtu)
+{
+    return MIN(VRNIC_TX_PKT_WINDOW, VRNIC_TX_WINDOW_BYTES / MAX(pmtu, 256));
 }
 
 #endif

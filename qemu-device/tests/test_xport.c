@@ -145,6 +145,57 @@ TEST_F(pair, rc_write_read_64k)
     }
 }
 
+/* Counts the frames a bus sends and drops them all. */
+static bool count_and_drop(FakeBus *from, uint8_t *frame, size_t *len,
+                           void *arg)
+{
+    (*(unsigned *)arg)++;
+    return false;
+}
+
+/*
+ * The requester's packet window is bytes (VRNIC_TX_WINDOW_BYTES, 256 KiB),
+ * at most VRNIC_TX_PKT_WINDOW (256) PSNs: with nothing answered, a 1 MiB
+ * WRITE sends 256 packets at path MTU 256 and 1024, 128 at 2048 and 64 at
+ * 4096, then waits; the timer's resend over a working wire completes it.
+ */
+TEST_F(pair, rc_packet_window_is_bytes)
+{
+    static const struct { uint8_t mtu; unsigned pkts; } c[] = {
+        { 1, 256 }, { 3, 256 }, { 4, 128 }, { 5, 64 },
+    };
+    const uint32_t len = 1 << 20;
+    uint64_t src = buf_alloc(&self->a, len), dst = buf_alloc(&self->b, len);
+    Sg s = { src, len, mr_any(&self->a, 0, src, len) };
+    uint32_t rkey = mr_any(&self->b, ACC_ALL, dst, len);
+    struct vrnic_cqe e;
+
+    for (unsigned i = 0; i < ARRAY_SIZE(c); i++) {
+        unsigned sent = 0;
+        Qp qa, qb;
+
+        qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+        qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+        connect(&qa, &qb, c[i].mtu, 0x100, 0x200);
+        self->a.f->wire_hook = count_and_drop;
+        self->a.f->hook_arg = &sent;
+        post_send(&qa, i, VRNIC_WQE_OP_RDMA_WRITE, 0, &s, 1, dst, rkey, 0,
+                  NULL, 0);
+        fake_settle(self->a.f);
+        ASSERT_EQ(c[i].pkts, sent) {
+            TH_LOG("path MTU %u", 128u << c[i].mtu);
+        }
+        ASSERT_FALSE(poll(&self->a, true, &e));
+        self->a.f->wire_hook = NULL;
+        for (unsigned t = 0; t < 64 && !poll(&self->a, true, &e); t++) {
+            ASSERT_TRUE(fake_fire_timer(self->a.f));
+            fake_settle(self->a.f);
+        }
+        ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+        ASSERT_EQ(i, le64toh(e.wr_id));
+    }
+}
+
 /*
  * ib_write_bw / ib_send_bw: a deep SQ (128) of 64 KiB WRITEs, then SENDs,
  * at path MTU 1024 - four times the requester window (VRNIC_TX_WINDOW), 64
