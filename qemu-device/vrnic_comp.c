@@ -393,9 +393,18 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         return;
     }
     vrnic_tx_complete(core, qpn, qp);
-    /* Everything sent is answered: no hole is left to wait for. */
-    if (x->hole_mode && !x->hole_pending && !vrnic_tx_outstanding(qp)) {
-        x->hole_mode = false;
+    /*
+     * Everything sent is answered: no timer and no hole is left to wait
+     * for. (The progress that answered it restarted the timers while the
+     * WQE was still outstanding; left armed, that deadline would time the
+     * next message from this one's send, and its first packet would not
+     * arm the early timer.)
+     */
+    if (!vrnic_tx_outstanding(qp)) {
+        x->rto_due = x->early_due = 0;
+        if (x->hole_mode && !x->hole_pending) {
+            x->hole_mode = false;
+        }
     }
     if (qp->state == VRNIC_QPS_RTS && x->next != qp->sq.pi) {
         vrnic_qp_set_pending(core, qp, true);

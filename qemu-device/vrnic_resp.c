@@ -626,9 +626,14 @@ void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
      * ahead of the READ responses the replay queues, and tell the
      * requester that the responder got no further.
      */
+    /*
+     * The ACK leaves from the queue bottom half, after the rest of this
+     * receive batch: a later ACK queued meanwhile replaces it
+     * (vrnic_resp_ack), so a batch of frames is answered once.
+     */
     if (rc && pkt->hdr.bth.ack_req && !x->replaying &&
         !vrnic_rx_held_next(x)) {
         vrnic_resp_ack(qp, psn, false, 0);
-        vrnic_resp_drain(core, qpn, qp);
+        vrnic_qp_set_pending(core, qp, true);
     }
 }

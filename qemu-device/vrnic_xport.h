@@ -36,8 +36,9 @@
  *    max_rd_atomic (0 counts as 1) READ/atomic requests; FENCE waits for
  *    outstanding READ/atomics. A sequence NAK resends the missing packet
  *    alone; timeouts and implied NAKs go back to the oldest unanswered PSN.
- *  - ACK policy (responder): one ACK per packet with AckReq (the requester
- *    sets it on the last packet of every RC message and every 16th PSN),
+ *  - ACK policy (responder): one ACK per receive batch that held packets
+ *    with AckReq (the requester sets it on the last packet of every RC
+ *    message and every 16th PSN), sent by the queue bottom half,
  *    carrying the MSN and the credit code of the receive WQEs the RQ holds
  *    (0x1F with an SRQ). Responses (ACKs, NAKs, READ response streams,
  *    atomic ACKs) leave in request order through a per-QP queue;
