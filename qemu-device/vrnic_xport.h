@@ -114,9 +114,10 @@
  * peer decides what is held, so it is bounded: only a packet whose
  * payload fits the path MTU as IBTA sizes it (FIRST/MIDDLE exactly one,
  * LAST/ONLY at most one) is held, so a frame is at most
- * VRNIC_XPORT_FRAME bytes, VRNIC_OOO_SLOTS per QP; and a held frame whose gap has not
- * closed after VRNIC_OOO_MAX_AGE_NS is dropped (RX_OOO_DROPPED), as are
- * those refused - the requester's recovery resends them.
+ * VRNIC_XPORT_FRAME bytes, VRNIC_OOO_SLOTS per QP; and a held frame
+ * whose gap has not closed after VRNIC_OOO_MAX_AGE_NS is dropped
+ * (RX_OOO_DROPPED), as are those refused - the requester's recovery
+ * resends them.
  */
 #define VRNIC_OOO_SLOTS     VRNIC_TX_PKT_WINDOW
 #define VRNIC_OOO_NAK_AFTER 8
