@@ -624,12 +624,10 @@ void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
      * Held packets going in now or next are answered together when the
      * replay ends (vrnic_rx_replay_held): an ACK queued now would leave
      * ahead of the READ responses the replay queues, and tell the
-     * requester that the responder got no further.
-     */
-    /*
-     * The ACK leaves from the queue bottom half, after the rest of this
-     * receive batch: a later ACK queued meanwhile replaces it
-     * (vrnic_resp_ack), so a batch of frames is answered once.
+     * requester that the responder got no further. Otherwise the ACK
+     * leaves from the queue bottom half, after the rest of this receive
+     * batch: a later ACK queued meanwhile replaces it (vrnic_resp_ack),
+     * so a batch of frames is answered once.
      */
     if (rc && pkt->hdr.bth.ack_req && !x->replaying &&
         !vrnic_rx_held_next(x)) {
