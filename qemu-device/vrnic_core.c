@@ -186,6 +186,7 @@ static void vrnic_core_do_reset(VrnicCore *core)
     memcpy(core->mac, core->cfg.mac, sizeof(core->mac));
     core->mtu = MIN(1500, core->cfg.max_mtu);
     memset(core->gids, 0, sizeof(core->gids));
+    core->addr_gen++;
     /* Every PD, MR, EQ, CQ, QP and SRQ ceases to exist. */
     vrnic_obj_reset(core);
     vrnic_tlb_flush(core);

@@ -237,6 +237,9 @@ typedef struct VrnicCore {
     uint8_t mac[6];
     uint32_t mtu;
     VrnicGid gids[VRNIC_MAX_GID_TBL_LEN];
+    /* Bumped when mac or gids change: the QPs' paths (VrnicPath) are old. */
+    uint32_t addr_gen;
+    uint32_t gid_hint;      /* where vrnic_port_has_gid() looks first */
 
     VrnicObjects obj;
     VrnicTlb tlb;

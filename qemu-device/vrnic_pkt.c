@@ -626,31 +626,20 @@ static void build_ext(uint8_t *p, const VrnicOpInfo *op, const VrnicPktHdrs *h)
     }
 }
 
-size_t vrnic_pkt_build_hdrs(uint8_t *buf, size_t size, const VrnicPktAddr *av,
-                            const VrnicPktHdrs *h, uint32_t payload_len)
+bool vrnic_pkt_tmpl_init(VrnicPktTmpl *t, const VrnicPktAddr *av)
 {
-    const VrnicOpInfo *op = vrnic_pkt_opinfo(h->bth.opcode);
     bool v4 = vrnic_gid_is_ipv4(av->dgid);
-    struct vrnic_eth_hdr *eth = (void *)buf;
-    uint8_t *ip = buf + ETH_HLEN;
+    struct vrnic_eth_hdr *eth = (void *)t->hdr;
+    uint8_t *ip = t->hdr + ETH_HLEN;
     size_t hlen = v4 ? IPV4_HLEN : IPV6_HLEN;
     struct vrnic_udp_hdr *udp = (void *)(ip + hlen);
-    struct vrnic_bth *bth = (void *)(ip + hlen + UDP_HLEN);
-    uint32_t pad = build_pad(payload_len);
-    uint64_t udp_len;
 
-    if (!op || (payload_len && !(op->flags & VRNIC_OPF_PAYLOAD)) ||
-        v4 != vrnic_gid_is_ipv4(av->sgid)) {
-        return 0;
+    if (v4 != vrnic_gid_is_ipv4(av->sgid)) {
+        return false;
     }
-    udp_len = UDP_HLEN + op->hdr_len + (uint64_t)payload_len + pad +
-              VRNIC_ICRC_SIZE;
-    /* IPv4 total length and IPv6 payload length are 16-bit. */
-    if ((v4 ? IPV4_HLEN : 0) + udp_len > UINT16_MAX ||
-        vrnic_pkt_frame_len(h->bth.opcode, !v4, payload_len) > size) {
-        return 0;
-    }
-
+    memset(t, 0, sizeof(*t));
+    t->v4 = v4;
+    t->len = ETH_HLEN + hlen + UDP_HLEN;
     memcpy(eth->dmac, av->dmac, 6);
     memcpy(eth->smac, av->smac, 6);
     eth->ethertype = cpu_to_be16(v4 ? VRNIC_ETHERTYPE_IPV4 :
@@ -660,16 +649,12 @@ size_t vrnic_pkt_build_hdrs(uint8_t *buf, size_t size, const VrnicPktAddr *av,
 
         h4->ver_ihl = VRNIC_IPV4_VER_IHL;
         h4->tos = av->traffic_class;
-        h4->tot_len = cpu_to_be16(IPV4_HLEN + udp_len);
-        h4->id = cpu_to_be16(av->ip_id);
         /* As rxe: never fragmented (RoCE packets fit the path MTU). */
         h4->frag_off = cpu_to_be16(VRNIC_IPV4_DF);
         h4->ttl = av->hop_limit;
         h4->protocol = VRNIC_IPPROTO_UDP;
-        h4->check = 0;
         memcpy(h4->saddr, av->sgid + 12, 4);
         memcpy(h4->daddr, av->dgid + 12, 4);
-        h4->check = cpu_to_be16(net_raw_checksum(ip, IPV4_HLEN));
     } else {
         struct vrnic_ipv6_hdr *h6 = (void *)ip;
 
@@ -678,7 +663,6 @@ size_t vrnic_pkt_build_hdrs(uint8_t *buf, size_t size, const VrnicPktAddr *av,
                                               (uint32_t)av->traffic_class) |
                              VRNIC_FIELD_PREP(VRNIC_IPV6_FLOW_MASK,
                                               av->flow_label));
-        h6->payload_len = cpu_to_be16(udp_len);
         h6->next_hdr = VRNIC_IPPROTO_UDP;
         h6->hop_limit = av->hop_limit;
         memcpy(h6->saddr, av->sgid, 16);
@@ -686,10 +670,47 @@ size_t vrnic_pkt_build_hdrs(uint8_t *buf, size_t size, const VrnicPktAddr *av,
     }
     udp->sport = cpu_to_be16(av->udp_sport);
     udp->dport = cpu_to_be16(VRNIC_ROCE_UDP_DPORT);
-    udp->len = cpu_to_be16(udp_len);
     /* 0 = no checksum: legal for RoCEv2 on IPv4 and IPv6 (rxe does the
      * same); the ICRC protects the datagram end to end. */
     udp->check = 0;
+    return true;
+}
+
+size_t vrnic_pkt_tmpl_build(uint8_t *buf, size_t size, const VrnicPktTmpl *t,
+                            uint16_t ip_id, const VrnicPktHdrs *h,
+                            uint32_t payload_len)
+{
+    const VrnicOpInfo *op = vrnic_pkt_opinfo(h->bth.opcode);
+    uint8_t *ip = buf + ETH_HLEN;
+    struct vrnic_udp_hdr *udp = (void *)(buf + t->len - UDP_HLEN);
+    struct vrnic_bth *bth = (void *)(buf + t->len);
+    uint32_t pad = build_pad(payload_len);
+    uint64_t udp_len;
+
+    if (!op || (payload_len && !(op->flags & VRNIC_OPF_PAYLOAD))) {
+        return 0;
+    }
+    udp_len = UDP_HLEN + op->hdr_len + (uint64_t)payload_len + pad +
+              VRNIC_ICRC_SIZE;
+    /* IPv4 total length and IPv6 payload length are 16-bit. */
+    if ((t->v4 ? IPV4_HLEN : 0) + udp_len > UINT16_MAX ||
+        vrnic_pkt_frame_len(h->bth.opcode, !t->v4, payload_len) > size) {
+        return 0;
+    }
+
+    memcpy(buf, t->hdr, t->len);
+    if (t->v4) {
+        struct vrnic_ipv4_hdr *h4 = (void *)ip;
+
+        h4->tot_len = cpu_to_be16(IPV4_HLEN + udp_len);
+        h4->id = cpu_to_be16(ip_id);
+        h4->check = cpu_to_be16(net_raw_checksum(ip, IPV4_HLEN));
+    } else {
+        struct vrnic_ipv6_hdr *h6 = (void *)ip;
+
+        h6->payload_len = cpu_to_be16(udp_len);
+    }
+    udp->len = cpu_to_be16(udp_len);
 
     bth->opcode = h->bth.opcode;
     bth->flags = (h->bth.se ? VRNIC_BTH_SE : 0) |
@@ -703,7 +724,18 @@ size_t vrnic_pkt_build_hdrs(uint8_t *buf, size_t size, const VrnicPktAddr *av,
     bth->apsn = cpu_to_be32((h->bth.ack_req ? VRNIC_BTH_ACKREQ : 0) |
                            (h->bth.psn & VRNIC_IB_PSN_MASK));
     build_ext((uint8_t *)bth + BTH_LEN, op, h);
-    return ETH_HLEN + hlen + UDP_HLEN + op->hdr_len;
+    return t->len + op->hdr_len;
+}
+
+size_t vrnic_pkt_build_hdrs(uint8_t *buf, size_t size, const VrnicPktAddr *av,
+                            const VrnicPktHdrs *h, uint32_t payload_len)
+{
+    VrnicPktTmpl t;
+
+    if (!vrnic_pkt_tmpl_init(&t, av)) {
+        return 0;
+    }
+    return vrnic_pkt_tmpl_build(buf, size, &t, av->ip_id, h, payload_len);
 }
 
 size_t vrnic_pkt_finish(uint8_t *buf, size_t size)

@@ -421,6 +421,26 @@ VrnicPktErr vrnic_pkt_parse_roce(const uint8_t *frame, size_t len,
  */
 size_t vrnic_pkt_build_hdrs(uint8_t *buf, size_t size, const VrnicPktAddr *av,
                             const VrnicPktHdrs *h, uint32_t payload_len);
+
+/*
+ * A header template: the Ethernet, IP and UDP headers of one path (what
+ * VrnicPktAddr gives, ip_id aside) with the lengths, the IPv4 ID and
+ * checksum left to each packet. vrnic_pkt_tmpl_init() fails when the GIDs'
+ * families differ. vrnic_pkt_tmpl_build() is vrnic_pkt_build_hdrs() from a
+ * template: a copy of t->len bytes, the lengths, BTH and extension headers.
+ */
+typedef struct VrnicPktTmpl {
+    /* Ethernet, IPv6 (or IPv4), UDP */
+    uint8_t hdr[sizeof(struct vrnic_eth_hdr) + sizeof(struct vrnic_ipv6_hdr) +
+                sizeof(struct vrnic_udp_hdr)];
+    uint8_t len;                    /* of them in use */
+    bool v4;
+} VrnicPktTmpl;
+
+bool vrnic_pkt_tmpl_init(VrnicPktTmpl *t, const VrnicPktAddr *av);
+size_t vrnic_pkt_tmpl_build(uint8_t *buf, size_t size, const VrnicPktTmpl *t,
+                            uint16_t ip_id, const VrnicPktHdrs *h,
+                            uint32_t payload_len);
 size_t vrnic_pkt_finish(uint8_t *buf, size_t size);
 size_t vrnic_pkt_build(uint8_t *buf, size_t size, const VrnicPktAddr *av,
                        const VrnicPktHdrs *h, const void *payload,

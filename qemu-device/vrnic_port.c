@@ -132,6 +132,7 @@ uint8_t vrnic_port_set_mac(VrnicCore *core, const struct vrnic_aq_set_mac *c)
         return VRNIC_AQ_STS_BAD_FIELD;
     }
     memcpy(core->mac, c->mac, sizeof(core->mac));
+    core->addr_gen++;
     trace_vrnic_set_mac(c->mac[0], c->mac[1], c->mac[2], c->mac[3], c->mac[4],
                         c->mac[5]);
     return VRNIC_AQ_STS_OK;
@@ -163,6 +164,7 @@ uint8_t vrnic_port_add_gid(VrnicCore *core, const struct vrnic_aq_gid *c)
     }
     memcpy(core->gids[index].gid, c->gid, sizeof(c->gid));
     core->gids[index].type = VRNIC_GID_TYPE_ROCE_V2;
+    core->addr_gen++;
     trace_vrnic_gid_set(index, ldq_be_p(c->gid), ldq_be_p(c->gid + 8));
     return VRNIC_AQ_STS_OK;
 }
@@ -182,6 +184,7 @@ uint8_t vrnic_port_del_gid(VrnicCore *core, const struct vrnic_aq_gid *c)
         return VRNIC_AQ_STS_BAD_STATE;
     }
     memset(&core->gids[index], 0, sizeof(core->gids[index]));
+    core->addr_gen++;
     trace_vrnic_gid_clear(index);
     return VRNIC_AQ_STS_OK;
 }

@@ -187,7 +187,7 @@ bool vrnic_rx_route(VrnicCore *core, const uint8_t *frame, size_t len)
 
     /* A multicast group is ours while a QP is attached to it. */
     if (vrnic_pkt_parse_ip(frame, len, &pkt) != VRNIC_PKT_OK ||
-        !(vrnic_port_gid_find(core, pkt.addr.dgid) >= 0 ||
+        !(vrnic_port_has_gid(core, pkt.addr.dgid) ||
           vrnic_mcast_members(core, pkt.addr.dgid, NULL))) {
         return false;
     }

@@ -406,13 +406,14 @@ static VrnicTxRes vrnic_tx_packet(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     uint32_t plen = vrnic_op_is_rd(s->hdr.opcode) ? 0 :
                     MIN(s->pmtu, s->len - off);
     uint8_t frame[VRNIC_XPORT_FRAME];
+    const VrnicPath *path;
     uint32_t mc_local;
     VrnicPktHdrs h;
-    VrnicPktAddr a;
     size_t hoff, flen;
     bool loop;
 
-    if (!vrnic_xport_addr(core, d->av, qpn, d->dqpn, &a, &loop)) {
+    path = vrnic_xport_path(core, qp, qpn, d->av, d->dqpn);
+    if (!path) {
         if (s->sent) {
             /* Half a message is out: a device-level QP error. */
             s->done = true;
@@ -428,16 +429,14 @@ static VrnicTxRes vrnic_tx_packet(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
      * loopback queue: both must have room.
      */
     mc_local = d->mcast ? vrnic_mcast_members(core, d->av->dgid, NULL) : 0;
-    if (d->mcast) {
-        loop = false;
-    }
+    loop = path->loop && !d->mcast;
     if (!vrnic_xport_can_send(core, loop) ||
         (mc_local && !vrnic_xport_can_send(core, true))) {
-        core->ip_id--;
         return VRNIC_TX_MORE;
     }
     vrnic_tx_hdrs(qpn, qp, s, d, psn, &h);
-    hoff = vrnic_pkt_build_hdrs(frame, sizeof(frame), &a, &h, plen);
+    hoff = vrnic_pkt_tmpl_build(frame, sizeof(frame), &path->tmpl,
+                                core->ip_id++, &h, plen);
     if (!hoff) {
         return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_QP_OP_ERR,
                              "cannot build the packet");

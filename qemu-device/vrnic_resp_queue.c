@@ -123,21 +123,23 @@ static VrnicRespOut vrnic_resp_send(VrnicCore *core, uint32_t qpn,
                                     uint32_t plen, VrnicMr *mr, uint64_t va)
 {
     uint8_t frame[VRNIC_XPORT_FRAME];
-    VrnicPktAddr a;
+    const VrnicPath *path;
     size_t off, flen;
     bool loop;
 
-    if (!vrnic_xport_addr(core, &qp->attr.av, qpn,
-                          le32_to_cpu(qp->attr.dest_qpn), &a, &loop)) {
+    path = vrnic_xport_path(core, qp, qpn, &qp->attr.av,
+                            le32_to_cpu(qp->attr.dest_qpn));
+    if (!path) {
         return VRNIC_RESP_OUT_SENT;
     }
+    loop = path->loop;
     if (!vrnic_xport_can_send(core, loop)) {
-        core->ip_id--;
         return VRNIC_RESP_OUT_WAIT;
     }
     h->bth.pkey = 0xffff;
     h->bth.dqpn = le32_to_cpu(qp->attr.dest_qpn) & VRNIC_IB_QPN_MASK;
-    off = vrnic_pkt_build_hdrs(frame, sizeof(frame), &a, h, plen);
+    off = vrnic_pkt_tmpl_build(frame, sizeof(frame), &path->tmpl,
+                               core->ip_id++, h, plen);
     if (!off) {
         return VRNIC_RESP_OUT_SENT;
     }

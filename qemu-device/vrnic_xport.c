@@ -106,41 +106,64 @@ uint32_t vrnic_xport_pmtu(const VrnicCore *core, const VrnicQp *qp)
     return pmtu;
 }
 
-int vrnic_port_gid_find(const VrnicCore *core, const uint8_t *gid)
+/*
+ * Every received RoCEv2 frame asks this: the table entry that matched
+ * last is tried first, so a port with one GID in use scans no table.
+ */
+bool vrnic_port_has_gid(VrnicCore *core, const uint8_t *gid)
 {
+    uint32_t h = core->gid_hint;
+
+    if (h < core->cfg.gid_tbl_len && core->gids[h].type &&
+        !memcmp(core->gids[h].gid, gid, 16)) {
+        return true;
+    }
     for (uint32_t i = 0; i < core->cfg.gid_tbl_len; i++) {
         if (core->gids[i].type && !memcmp(core->gids[i].gid, gid, 16)) {
-            return i;
+            core->gid_hint = i;
+            return true;
         }
     }
-    return -1;
+    return false;
 }
 
-/* Addressing for a packet to av; false when the source GID is unusable. */
-bool vrnic_xport_addr(VrnicCore *core, const struct vrnic_av *av,
-                      uint32_t lqpn, uint32_t rqpn, VrnicPktAddr *a,
-                      bool *loop)
+const VrnicPath *vrnic_xport_path(VrnicCore *core, VrnicQp *qp,
+                                  uint32_t lqpn, const struct vrnic_av *av,
+                                  uint32_t rqpn)
 {
+    VrnicPath *p = &qp->x->path;
     uint32_t fl = le32_to_cpu(av->flow_label) & VRNIC_IPV6_FLOW_MASK;
+    VrnicPktAddr a = {
+        .traffic_class = av->traffic_class,
+        .hop_limit = av->hop_limit ? av->hop_limit : 64,
+        .flow_label = fl,
+        .udp_sport = vrnic_pkt_udp_sport(fl, lqpn, rqpn),
+    };
 
-    if (av->sgid_index >= core->cfg.gid_tbl_len ||
-        !core->gids[av->sgid_index].type ||
-        vrnic_gid_is_ipv4(av->dgid) !=
-        vrnic_gid_is_ipv4(core->gids[av->sgid_index].gid)) {
-        return false;
+    if (p->valid && p->gen == core->addr_gen && p->rqpn == rqpn &&
+        !memcmp(&p->av, av, sizeof(*av))) {
+        return p;
     }
-    memset(a, 0, sizeof(*a));
-    memcpy(a->smac, core->mac, 6);
-    memcpy(a->dmac, av->dmac, 6);
-    memcpy(a->sgid, core->gids[av->sgid_index].gid, 16);
-    memcpy(a->dgid, av->dgid, 16);
-    a->traffic_class = av->traffic_class;
-    a->hop_limit = av->hop_limit ? av->hop_limit : 64;
-    a->flow_label = fl;
-    a->udp_sport = vrnic_pkt_udp_sport(fl, lqpn, rqpn);
-    a->ip_id = core->ip_id++;
-    *loop = vrnic_port_gid_find(core, av->dgid) >= 0;
-    return true;
+    p->valid = false;
+    if (av->sgid_index >= core->cfg.gid_tbl_len ||
+        !core->gids[av->sgid_index].type) {
+        return NULL;
+    }
+    memcpy(a.smac, core->mac, 6);
+    memcpy(a.dmac, av->dmac, 6);
+    memcpy(a.sgid, core->gids[av->sgid_index].gid, 16);
+    memcpy(a.dgid, av->dgid, 16);
+    /* Fails when the GIDs' families (IPv4, IPv6) differ. */
+    if (!vrnic_pkt_tmpl_init(&p->tmpl, &a)) {
+        return NULL;
+    }
+    p->av = *av;
+    p->rqpn = rqpn;
+    p->gen = core->addr_gen;
+    p->loop = vrnic_port_has_gid(core, av->dgid);
+    p->valid = true;
+    trace_vrnic_tx_path(lqpn, rqpn, p->loop);
+    return p;
 }
 
 bool vrnic_xport_can_send(VrnicCore *core, bool loop)

@@ -194,6 +194,21 @@ enum {
     VRNIC_MSG_WRITE,
 };
 
+/*
+ * The path of a QP's packets (vrnic_xport_path): resolved from an AV once,
+ * not per packet. An RC/UC QP has one; a UD QP keeps the one of the last
+ * AV it sent to. It holds while the AV and the DestQP are the same and
+ * the port's MAC and GIDs have not changed (VrnicCore.addr_gen).
+ */
+typedef struct VrnicPath {
+    bool valid;
+    uint32_t gen;           /* core->addr_gen when it was resolved */
+    struct vrnic_av av;     /* ... from this AV (a copy: the key) */
+    uint32_t rqpn;          /* ... to this QP */
+    bool loop;              /* the destination GID is one of the port's */
+    VrnicPktTmpl tmpl;
+} VrnicPath;
+
 /* Transport state of one QP (heap, VrnicQp.x); zeroed at RESET. */
 typedef struct VrnicXport {
     /* requester */
@@ -224,6 +239,7 @@ typedef struct VrnicXport {
     uint32_t hole_psn;
     uint32_t hole_high;     /* the newest PSN sent when the hole was found */
     VrnicSwqe win[VRNIC_TX_WINDOW];
+    VrnicPath path;         /* the requester's and the responder's */
 
     /* responder */
     uint32_t epsn;          /* expected PSN */
@@ -265,12 +281,13 @@ typedef struct VrnicLoop {
 } VrnicLoop;
 
 /* vrnic_xport.c */
-/* The index of gid in the port's GID table, or -1. */
-int vrnic_port_gid_find(const VrnicCore *core, const uint8_t *gid);
+/* gid is in the port's GID table. */
+bool vrnic_port_has_gid(VrnicCore *core, const uint8_t *gid);
 uint32_t vrnic_xport_pmtu(const VrnicCore *core, const VrnicQp *qp);
-bool vrnic_xport_addr(VrnicCore *core, const struct vrnic_av *av,
-                      uint32_t lqpn, uint32_t rqpn, VrnicPktAddr *a,
-                      bool *loop);
+/* The path from QP lqpn to rqpn through av; NULL: the source GID is bad. */
+const VrnicPath *vrnic_xport_path(VrnicCore *core, VrnicQp *qp,
+                                  uint32_t lqpn, const struct vrnic_av *av,
+                                  uint32_t rqpn);
 /* Room for one more frame (the loopback queue can be full). */
 bool vrnic_xport_can_send(VrnicCore *core, bool loop);
 void vrnic_xport_output(VrnicCore *core, uint32_t qpn, const uint8_t *frame,

@@ -1609,6 +1609,172 @@ TEST_F(pair, malformed_roce_is_counted_not_ethernet)
     ASSERT_EQ(0, self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_PKTS]);
 }
 
+/* Copies each frame a bus sends (c->fr) and lets it through. */
+static bool capture_and_pass(FakeBus *from, uint8_t *frame, size_t *len,
+                             void *arg)
+{
+    capture(from, frame, len, arg);
+    return true;
+}
+
+static void set_mac(Node *n, const uint8_t mac[6])
+{
+    AnyCmd c;
+
+    cmd_init(&c, VRNIC_AQ_OP_SET_MAC);
+    memcpy(((struct vrnic_aq_set_mac *)&c)->mac, mac, 6);
+    if (run(n->f, &c, NULL)) {
+        abort();
+    }
+}
+
+/* GID index 0 of n: deleted, then (gid not NULL) added as gid. */
+static void set_gid0(Node *n, const uint8_t *gid)
+{
+    AnyCmd c;
+
+    cmd_init(&c, VRNIC_AQ_OP_DEL_GID);
+    if (run(n->f, &c, NULL)) {
+        abort();
+    }
+    if (!gid) {
+        return;
+    }
+    cmd_init(&c, VRNIC_AQ_OP_ADD_GID);
+    ((struct vrnic_aq_gid *)&c)->type = htole32(VRNIC_GID_TYPE_ROCE_V2);
+    memcpy(((struct vrnic_aq_gid *)&c)->gid, gid, 16);
+    if (run(n->f, &c, NULL)) {
+        abort();
+    }
+}
+
+/*
+ * A QP resolves its path (headers, loopback) once, not per packet
+ * (VrnicPath): a new port MAC must still be in the very next packet.
+ */
+TEST_F(pair, path_follows_a_new_mac)
+{
+    static const uint8_t mac[6] = { 0x02, 0, 0, 0, 0, 0x77 };
+    uint64_t src = buf_alloc(&self->a, 64);
+    Sg s = { src, 64, mr_any(&self->a, 0, src, 64) };
+    Captured c = { 0 };
+    Qp qa, qb;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 0x100, 0x200);
+    ASSERT_EQ(0, rc_send_one(_metadata, &self->a, &self->b, &qa, &qb, 64, 1));
+    ASSERT_EQ(0, memcmp(self->a.f->core.mac, self->a.mac, 6));
+    set_mac(&self->a, mac);
+    self->a.f->wire_hook = capture_and_pass;
+    self->a.f->hook_arg = &c;
+    post_send(&qa, 2, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_LE(1, c.n);
+    ASSERT_EQ(0, memcmp(c.fr[0] + 6, mac, 6));
+    captured_free(&c);
+}
+
+/*
+ * As a new MAC, a new source GID is in the next packet. B no longer knows
+ * A's packets as its peer's: dropped as RX_BAD_ADDR.
+ */
+TEST_F(pair, path_follows_a_new_gid)
+{
+    uint64_t src = buf_alloc(&self->a, 64);
+    Sg s = { src, 64, mr_any(&self->a, 0, src, 64) };
+    Captured c = { 0 };
+    struct vrnic_cqe e;
+    uint8_t gid[16];
+    Qp qa, qb;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 0x100, 0x200);
+    ASSERT_EQ(0, rc_send_one(_metadata, &self->a, &self->b, &qa, &qb, 64, 1));
+    gid_v4(gid, 9);
+    set_gid0(&self->a, gid);
+    self->a.f->wire_hook = capture_and_pass;
+    self->a.f->hook_arg = &c;
+    post_send(&qa, 2, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_EQ(1, c.n);
+    ASSERT_EQ(0, memcmp(c.fr[0] + 14 + 12, gid + 12, 4));
+    ASSERT_EQ(1, self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_BAD_ADDR]);
+    ASSERT_FALSE(poll(&self->b, false, &e));
+    captured_free(&c);
+}
+
+/* A deleted source GID is never used: the next message fails unsent. */
+TEST_F(pair, deleted_source_gid_is_never_used)
+{
+    uint64_t src = buf_alloc(&self->a, 64);
+    Sg s = { src, 64, mr_any(&self->a, 0, src, 64) };
+    unsigned sent = 0;
+    struct vrnic_cqe e;
+    Qp qa, qb;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 0x100, 0x200);
+    ASSERT_EQ(0, rc_send_one(_metadata, &self->a, &self->b, &qa, &qb, 64, 1));
+    set_gid0(&self->a, NULL);
+    self->a.f->wire_hook = count_and_drop;
+    self->a.f->hook_arg = &sent;
+    post_send(&qa, 2, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(VRNIC_WC_LOC_QP_OP_ERR, e.status);
+    ASSERT_EQ(0, sent);
+}
+
+/*
+ * A UD QP keeps the path of the last destination it sent to: sends that
+ * alternate between two QPs each carry their own DestQP and UDP source
+ * port (rdma_get_udp_sport of the two QPNs) and all arrive.
+ */
+TEST_F(pair, ud_path_per_destination)
+{
+    uint64_t src = buf_alloc(&self->a, 64), dst = buf_alloc(&self->b, 4096);
+    Sg s = { src, 64, mr_any(&self->a, 0, src, 64) };
+    uint32_t rkey = mr_any(&self->b, VRNIC_ACCESS_LOCAL_WRITE, dst, 4096);
+    Captured c = { 0 };
+    struct vrnic_cqe e;
+    Qp qa, qb[2];
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_UD, 0);
+    qp_up(&qa, NULL, 0, 1, 0);
+    for (unsigned i = 0; i < 2; i++) {
+        qp_new(&qb[i], &self->b, VRNIC_QP_TYPE_UD, 0);
+        qp_up(&qb[i], NULL, 0, 1, 0);
+    }
+    self->a.f->wire_hook = capture_and_pass;
+    self->a.f->hook_arg = &c;
+    for (unsigned i = 0; i < 4; i++) {
+        Sg r = { dst + i * 1024, 1024, rkey };
+
+        post_recv(&qb[i & 1], i, &r, 1);
+        post_send(&qa, i, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, &qb[i & 1],
+                  0x80000000);
+        fake_settle(self->a.f);
+        ASSERT_TRUE(poll(&self->a, true, &e));
+        ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+        ASSERT_TRUE(poll(&self->b, false, &e));
+        ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+        ASSERT_EQ(qb[i & 1].qpn, le32toh(e.qpn));
+    }
+    ASSERT_EQ(4, c.n);
+    for (unsigned i = 0; i < 4; i++) {
+        const uint8_t *udp = c.fr[i] + 14 + 20;
+
+        ASSERT_EQ(vrnic_pkt_udp_sport(0, qa.qpn, qb[i & 1].qpn),
+                  udp[0] << 8 | udp[1]);
+        ASSERT_EQ(qb[i & 1].qpn & 0xffffff,
+                  udp[8 + 5] << 16 | udp[8 + 6] << 8 | udp[8 + 7]);
+    }
+    captured_free(&c);
+}
+
 TEST(device_caps_atomic)
 {
     FakeBus *f = obj_bus(NULL);
