@@ -17,6 +17,14 @@ flock 9
 ln -sfn "$VRNIC_TOP/qemu-device" "$src/hw/vrnic"
 # So do vrnic's qtest and libqos driver (Documentation/qtest.rst).
 "$VRNIC_TOP/tools/hook-qemu-tests.sh" "$src"
+# ninja goes by modification times, which mean nothing once the link
+# points at another clone: an older tree there would look built, and the
+# other clone's device would be linked in. So when the clone changes, the
+# device's objects and generated trace files go (ccache rebuilds them).
+stamp="$build/.vrnic-device-clone"
+if [ -e "$stamp" ] && [ "$(cat "$stamp")" != "$VRNIC_TOP" ]; then
+	find "$build" -type f \( -name '*vrnic*.o' -o -path "$build/hw/vrnic/*" \) -delete
+fi
 
 export CCACHE_DIR="$VRNIC_CACHE/ccache"
 if [ ! -e "$build/.vrnic-configured" ]; then
@@ -38,6 +46,7 @@ step "QEMU $QEMU_VERSION: building qemu-system-x86_64 (first build ~10-15 min on
 ninja -C "$build" qemu-system-x86_64 2>&1 | tee "$build/build.log" |
 	awk '/^\[[0-9]+\/[0-9]+\]/ { n++; if (n % 200 == 0) { print "    " $1; fflush() } next } { print; fflush() }'
 [ "${PIPESTATUS[0]}" = 0 ] || die "QEMU build (see $build/build.log)" "make qemu"
+echo "$VRNIC_TOP" >"$stamp"
 # Warnings are errors in our code (QEMU itself builds without -Werror from a
 # release tarball). Drop the objects so the next build recompiles and fails
 # again until the warning is fixed.
