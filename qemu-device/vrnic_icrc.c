@@ -12,6 +12,7 @@
  */
 #include "qemu/osdep.h"
 #include <zlib.h>
+#include "net/eth.h"
 #include "vrnic_icrc.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -120,14 +121,12 @@ uint32_t vrnic_crc32(uint32_t crc, const void *buf, size_t len)
 }
 #endif
 
-/* Header sizes the masking needs (full layouts live in vrnic_pkt.h). */
-#define ICRC_ETH_HLEN       14
-#define ICRC_IPV4_MIN_HLEN  20
-#define ICRC_IPV4_MAX_HLEN  60
-#define ICRC_IPV6_HLEN      40
-#define ICRC_UDP_HLEN       8
+/* Header sizes the masking needs: QEMU's (net/eth.h), and the BTH's. */
+#define ICRC_IPV4_MIN_HLEN  sizeof(struct ip_header)
+#define ICRC_IPV4_MAX_HLEN  ETH_MAX_IP4_HDR_LEN
+#define ICRC_IPV6_HLEN      sizeof(struct ip6_header)
+#define ICRC_UDP_HLEN       sizeof(udp_header)
 #define ICRC_BTH_LEN        12
-#define ICRC_PROTO_UDP      17
 
 /* IP header length of a packet starting at ip: 0 if not IPv4/IPv6. */
 static size_t icrc_ip_hlen(const uint8_t *ip)
@@ -221,15 +220,15 @@ bool vrnic_icrc_check(const uint8_t *ip, size_t ip_len)
 bool vrnic_icrc_locate(const uint8_t *frame, size_t len, size_t *ip_off,
                        size_t *ip_len)
 {
-    const uint8_t *ip = frame + ICRC_ETH_HLEN;
+    const uint8_t *ip = frame + ETH_HLEN;
     uint16_t ethertype;
     size_t n, avail;
     uint8_t proto;
 
-    if (len < ICRC_ETH_HLEN + 1) {
+    if (len < ETH_HLEN + 1) {
         return false;
     }
-    avail = len - ICRC_ETH_HLEN;
+    avail = len - ETH_HLEN;
     ethertype = frame[12] << 8 | frame[13];
     if (ethertype == 0x0800 && ip[0] >> 4 == 4) {
         if (avail < ICRC_IPV4_MIN_HLEN) {
@@ -246,11 +245,11 @@ bool vrnic_icrc_locate(const uint8_t *frame, size_t len, size_t *ip_off,
     } else {
         return false;
     }
-    if (proto != ICRC_PROTO_UDP || !vrnic_icrc_min_len(ip) ||
+    if (proto != IP_PROTO_UDP || !vrnic_icrc_min_len(ip) ||
         n < vrnic_icrc_min_len(ip) || n > avail) {
         return false;
     }
-    *ip_off = ICRC_ETH_HLEN;
+    *ip_off = ETH_HLEN;
     *ip_len = n;
     return true;
 }

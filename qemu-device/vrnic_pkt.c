@@ -12,10 +12,9 @@
 #include "net/checksum.h"
 #include "vrnic_pkt.h"
 
-#define ETH_HLEN        sizeof(struct vrnic_eth_hdr)
-#define IPV4_HLEN       sizeof(struct vrnic_ipv4_hdr)
-#define IPV6_HLEN       sizeof(struct vrnic_ipv6_hdr)
-#define UDP_HLEN        sizeof(struct vrnic_udp_hdr)
+#define IPV4_HLEN       sizeof(struct ip_header)
+#define IPV6_HLEN       sizeof(struct ip6_header)
+#define UDP_HLEN        sizeof(udp_header)
 #define BTH_LEN         sizeof(struct vrnic_bth)
 
 /* ---------------------------------------------------------------------------
@@ -198,11 +197,11 @@ static uint32_t udp_csum_sum(const uint8_t *ip, bool v6, const uint8_t *udp,
                              uint32_t udp_len)
 {
     /* Source and destination address follow each other in both headers. */
-    const uint8_t *addrs = v6 ? ((const struct vrnic_ipv6_hdr *)ip)->saddr :
-                                ((const struct vrnic_ipv4_hdr *)ip)->saddr;
+    const uint8_t *addrs = ip + (v6 ? offsetof(struct ip6_header, ip6_src) :
+                                      offsetof(struct ip_header, ip_src));
     uint32_t sum = net_checksum_add(v6 ? 32 : 8, (uint8_t *)addrs);
 
-    sum += VRNIC_IPPROTO_UDP + udp_len;     /* same words for v4 and v6 */
+    sum += IP_PROTO_UDP + udp_len;          /* same words for v4 and v6 */
     return sum + net_checksum_add(udp_len, (uint8_t *)udp);
 }
 
@@ -296,34 +295,63 @@ static void parse_ext(const uint8_t *bth_p, const VrnicOpInfo *op,
     }
 }
 
-/* The addresses of an IPv4 or IPv6 header, as GIDs and an AV would say. */
-static void parse_addr(const uint8_t *frame, VrnicPkt *p)
+/* An IPv4 header: its checks up to the UDP header, and the addresses. */
+static VrnicPktErr parse_ip4(const uint8_t *ip, size_t avail, VrnicPkt *p)
 {
-    const struct vrnic_eth_hdr *eth = (const void *)frame;
-    const uint8_t *ip = frame + ETH_HLEN;
+    struct ip_header h;
 
-    memcpy(p->addr.dmac, eth->dmac, 6);
-    memcpy(p->addr.smac, eth->smac, 6);
-    if (p->ip_version == 4) {
-        const struct vrnic_ipv4_hdr *h = (const void *)ip;
-
-        memcpy(p->addr.sgid, vrnic_v4mapped_prefix, 12);
-        memcpy(p->addr.sgid + 12, h->saddr, 4);
-        memcpy(p->addr.dgid, vrnic_v4mapped_prefix, 12);
-        memcpy(p->addr.dgid + 12, h->daddr, 4);
-        p->addr.traffic_class = h->tos;
-        p->addr.hop_limit = h->ttl;
-        p->addr.ip_id = be16_to_cpu(h->id);
-    } else {
-        const struct vrnic_ipv6_hdr *h = (const void *)ip;
-        uint32_t vtf = be32_to_cpu(h->vtf);
-
-        memcpy(p->addr.sgid, h->saddr, 16);
-        memcpy(p->addr.dgid, h->daddr, 16);
-        p->addr.traffic_class = VRNIC_FIELD_GET(VRNIC_IPV6_TC_MASK, vtf);
-        p->addr.flow_label = VRNIC_FIELD_GET(VRNIC_IPV6_FLOW_MASK, vtf);
-        p->addr.hop_limit = h->hop_limit;
+    if (avail < IPV4_HLEN) {
+        return VRNIC_PKT_ERR_RUNT;
     }
+    memcpy(&h, ip, sizeof(h));
+    if (h.ip_ver_len >> 4 != IP_HEADER_VERSION_4) {
+        return VRNIC_PKT_ERR_IP_VERSION;
+    }
+    /* A non-first fragment has no UDP header to look at. */
+    if (h.ip_p != IP_PROTO_UDP || (be16_to_cpu(h.ip_off) & IP_OFFMASK)) {
+        return VRNIC_PKT_ERR_NOT_UDP;
+    }
+    p->ip_hdr_len = (h.ip_ver_len & 0xf) * 4u;
+    if (p->ip_hdr_len < IPV4_HLEN) {
+        return VRNIC_PKT_ERR_IP_HDR;
+    }
+    p->ip_version = 4;
+    /* As GIDs and an AV say them: ::ffff:a.b.c.d. */
+    memcpy(p->addr.sgid, vrnic_v4mapped_prefix, 12);
+    memcpy(p->addr.sgid + 12, &h.ip_src, 4);
+    memcpy(p->addr.dgid, vrnic_v4mapped_prefix, 12);
+    memcpy(p->addr.dgid + 12, &h.ip_dst, 4);
+    p->addr.traffic_class = h.ip_tos;
+    p->addr.hop_limit = h.ip_ttl;
+    p->addr.ip_id = be16_to_cpu(h.ip_id);
+    return VRNIC_PKT_OK;
+}
+
+/* An IPv6 header, the same. RoCEv2 carries no extension headers. */
+static VrnicPktErr parse_ip6(const uint8_t *ip, size_t avail, VrnicPkt *p)
+{
+    struct ip6_header h;
+    uint32_t vtf;
+
+    if (avail < IPV6_HLEN) {
+        return VRNIC_PKT_ERR_RUNT;
+    }
+    memcpy(&h, ip, sizeof(h));
+    vtf = be32_to_cpu(h.ip6_ctlun.ip6_un1.ip6_un1_flow);
+    if (VRNIC_FIELD_GET(VRNIC_IPV6_VER_MASK, vtf) != IP_HEADER_VERSION_6) {
+        return VRNIC_PKT_ERR_IP_VERSION;
+    }
+    if (h.ip6_nxt != IP_PROTO_UDP) {
+        return VRNIC_PKT_ERR_NOT_UDP;
+    }
+    p->ip_hdr_len = IPV6_HLEN;
+    p->ip_version = 6;
+    memcpy(p->addr.sgid, &h.ip6_src, 16);
+    memcpy(p->addr.dgid, &h.ip6_dst, 16);
+    p->addr.traffic_class = VRNIC_FIELD_GET(VRNIC_IPV6_TC_MASK, vtf);
+    p->addr.flow_label = VRNIC_FIELD_GET(VRNIC_IPV6_FLOW_MASK, vtf);
+    p->addr.hop_limit = h.ip6_ctlun.ip6_un1.ip6_un1_hlim;
+    return VRNIC_PKT_OK;
 }
 
 /*
@@ -332,66 +360,38 @@ static void parse_addr(const uint8_t *frame, VrnicPkt *p)
  */
 VrnicPktErr vrnic_pkt_parse_ip(const uint8_t *frame, size_t len, VrnicPkt *pkt)
 {
-    const struct vrnic_eth_hdr *eth = (const void *)frame;
-    const uint8_t *ip = frame + ETH_HLEN;
-    const struct vrnic_udp_hdr *udp;
-    size_t avail, hlen;
-    uint16_t ethertype;
+    struct eth_header eth;
+    udp_header udp;
+    VrnicPktErr err;
+    uint16_t proto;
 
     memset(pkt, 0, sizeof(*pkt));
     if (len < ETH_HLEN) {
         return VRNIC_PKT_ERR_RUNT;
     }
-    avail = len - ETH_HLEN;
-    ethertype = be16_to_cpu(eth->ethertype);
-    if (ethertype == VRNIC_ETHERTYPE_IPV4) {
-        const struct vrnic_ipv4_hdr *h = (const void *)ip;
-
-        if (avail < IPV4_HLEN) {
-            return VRNIC_PKT_ERR_RUNT;
-        }
-        if (h->ver_ihl >> 4 != 4) {
-            return VRNIC_PKT_ERR_IP_VERSION;
-        }
-        /* A non-first fragment has no UDP header to look at. */
-        if (h->protocol != VRNIC_IPPROTO_UDP ||
-            (be16_to_cpu(h->frag_off) & VRNIC_IPV4_FRAG_MASK)) {
-            return VRNIC_PKT_ERR_NOT_UDP;
-        }
-        hlen = (h->ver_ihl & 0xf) * 4u;
-        if (hlen < IPV4_HLEN) {
-            return VRNIC_PKT_ERR_IP_HDR;
-        }
-        pkt->ip_version = 4;
-    } else if (ethertype == VRNIC_ETHERTYPE_IPV6) {
-        const struct vrnic_ipv6_hdr *h = (const void *)ip;
-
-        if (avail < IPV6_HLEN) {
-            return VRNIC_PKT_ERR_RUNT;
-        }
-        if (VRNIC_FIELD_GET(VRNIC_IPV6_VER_MASK, be32_to_cpu(h->vtf)) != 6) {
-            return VRNIC_PKT_ERR_IP_VERSION;
-        }
-        /* RoCEv2 carries no IPv6 extension headers. */
-        if (h->next_hdr != VRNIC_IPPROTO_UDP) {
-            return VRNIC_PKT_ERR_NOT_UDP;
-        }
-        hlen = IPV6_HLEN;
-        pkt->ip_version = 6;
+    memcpy(&eth, frame, sizeof(eth));
+    proto = be16_to_cpu(eth.h_proto);
+    if (proto == ETH_P_IP) {
+        err = parse_ip4(frame + ETH_HLEN, len - ETH_HLEN, pkt);
+    } else if (proto == ETH_P_IPV6) {
+        err = parse_ip6(frame + ETH_HLEN, len - ETH_HLEN, pkt);
     } else {
-        return VRNIC_PKT_ERR_NOT_IP;
+        err = VRNIC_PKT_ERR_NOT_IP;
     }
-    if (avail < hlen + UDP_HLEN) {
+    if (err != VRNIC_PKT_OK) {
+        return err;
+    }
+    if (len - ETH_HLEN < pkt->ip_hdr_len + UDP_HLEN) {
         return VRNIC_PKT_ERR_RUNT;
     }
-    udp = (const void *)(ip + hlen);
-    if (be16_to_cpu(udp->dport) != VRNIC_ROCE_UDP_DPORT) {
+    memcpy(&udp, frame + ETH_HLEN + pkt->ip_hdr_len, sizeof(udp));
+    if (be16_to_cpu(udp.uh_dport) != VRNIC_ROCE_UDP_DPORT) {
         return VRNIC_PKT_ERR_UDP_PORT;
     }
     pkt->ip_off = ETH_HLEN;
-    pkt->ip_hdr_len = hlen;
-    parse_addr(frame, pkt);
-    pkt->addr.udp_sport = be16_to_cpu(udp->sport);
+    memcpy(pkt->addr.dmac, eth.h_dest, ETH_ALEN);
+    memcpy(pkt->addr.smac, eth.h_source, ETH_ALEN);
+    pkt->addr.udp_sport = be16_to_cpu(udp.uh_sport);
     return VRNIC_PKT_OK;
 }
 
@@ -400,27 +400,27 @@ static VrnicPktErr parse_ip_udp(const uint8_t *frame, size_t len,
                                 VrnicPkt *p, uint32_t *udp_len)
 {
     const uint8_t *ip = frame + p->ip_off;
-    const struct vrnic_udp_hdr *udp = (const void *)(ip + p->ip_hdr_len);
+    const uint8_t *udp_p = ip + p->ip_hdr_len;
+    udp_header udp;
     size_t ip_len;
 
     if (p->ip_version == 4) {
-        const struct vrnic_ipv4_hdr *h = (const void *)ip;
+        struct ip_header h;
 
-        if (p->ip_hdr_len != IPV4_HLEN ||
-            (be16_to_cpu(h->frag_off) & VRNIC_IPV4_MF)) {
+        memcpy(&h, ip, sizeof(h));
+        if (p->ip_hdr_len != IPV4_HLEN || (be16_to_cpu(h.ip_off) & IP_MF)) {
             return VRNIC_PKT_ERR_IP_HDR;
         }
         if (net_raw_checksum((uint8_t *)ip, IPV4_HLEN)) {
             return VRNIC_PKT_ERR_IP_CSUM;
         }
-        ip_len = be16_to_cpu(h->tot_len);
+        ip_len = be16_to_cpu(h.ip_len);
         if (ip_len < IPV4_HLEN + UDP_HLEN) {
             return VRNIC_PKT_ERR_LENGTH;
         }
     } else {
-        const struct vrnic_ipv6_hdr *h = (const void *)ip;
-
-        ip_len = IPV6_HLEN + be16_to_cpu(h->payload_len);
+        ip_len = IPV6_HLEN +
+                 lduw_be_p(ip + offsetof(struct ip6_header, ip6_plen));
         if (ip_len < IPV6_HLEN + UDP_HLEN) {
             return VRNIC_PKT_ERR_LENGTH;
         }
@@ -428,14 +428,15 @@ static VrnicPktErr parse_ip_udp(const uint8_t *frame, size_t len,
     if (ip_len > len - p->ip_off) {
         return VRNIC_PKT_ERR_TRUNCATED;
     }
-    *udp_len = be16_to_cpu(udp->len);
+    memcpy(&udp, udp_p, sizeof(udp));
+    *udp_len = be16_to_cpu(udp.uh_ulen);
     if (*udp_len != ip_len - p->ip_hdr_len) {
         return VRNIC_PKT_ERR_LENGTH;
     }
-    p->udp_check = be16_to_cpu(udp->check);
+    p->udp_check = be16_to_cpu(udp.uh_sum);
     if (p->udp_check &&
-        net_checksum_finish(udp_csum_sum(ip, p->ip_version == 6,
-                                         (const void *)udp, *udp_len))) {
+        net_checksum_finish(udp_csum_sum(ip, p->ip_version == 6, udp_p,
+                                         *udp_len))) {
         return VRNIC_PKT_ERR_UDP_CSUM;
     }
     if (*udp_len < UDP_HLEN + BTH_LEN + VRNIC_ICRC_SIZE) {
@@ -569,7 +570,7 @@ size_t vrnic_pkt_frame_len(uint8_t opcode, bool ipv6, uint32_t payload_len)
     }
     n = ETH_HLEN + (ipv6 ? IPV6_HLEN : IPV4_HLEN) + UDP_HLEN + op->hdr_len +
         (uint64_t)payload_len + build_pad(payload_len) + VRNIC_ICRC_SIZE;
-    return MAX(n, VRNIC_ETH_ZLEN);
+    return MAX(n, ETH_ZLEN);
 }
 
 static void build_ext(uint8_t *p, const VrnicOpInfo *op, const VrnicPktHdrs *h)
@@ -629,10 +630,17 @@ static void build_ext(uint8_t *p, const VrnicOpInfo *op, const VrnicPktHdrs *h)
 bool vrnic_pkt_tmpl_init(VrnicPktTmpl *t, const VrnicPktAddr *av)
 {
     bool v4 = vrnic_gid_is_ipv4(av->dgid);
-    struct vrnic_eth_hdr *eth = (void *)t->hdr;
-    uint8_t *ip = t->hdr + ETH_HLEN;
     size_t hlen = v4 ? IPV4_HLEN : IPV6_HLEN;
-    struct vrnic_udp_hdr *udp = (void *)(ip + hlen);
+    struct eth_header eth = {
+        .h_proto = cpu_to_be16(v4 ? ETH_P_IP : ETH_P_IPV6),
+    };
+    udp_header udp = {
+        .uh_sport = cpu_to_be16(av->udp_sport),
+        .uh_dport = cpu_to_be16(VRNIC_ROCE_UDP_DPORT),
+        /* 0 = no checksum: legal for RoCEv2 on IPv4 and IPv6 (rxe does
+         * the same); the ICRC protects the datagram end to end. */
+        .uh_sum = 0,
+    };
 
     if (v4 != vrnic_gid_is_ipv4(av->sgid)) {
         return false;
@@ -640,39 +648,39 @@ bool vrnic_pkt_tmpl_init(VrnicPktTmpl *t, const VrnicPktAddr *av)
     memset(t, 0, sizeof(*t));
     t->v4 = v4;
     t->len = ETH_HLEN + hlen + UDP_HLEN;
-    memcpy(eth->dmac, av->dmac, 6);
-    memcpy(eth->smac, av->smac, 6);
-    eth->ethertype = cpu_to_be16(v4 ? VRNIC_ETHERTYPE_IPV4 :
-                                     VRNIC_ETHERTYPE_IPV6);
+    memcpy(eth.h_dest, av->dmac, ETH_ALEN);
+    memcpy(eth.h_source, av->smac, ETH_ALEN);
+    memcpy(t->hdr, &eth, ETH_HLEN);
     if (v4) {
-        struct vrnic_ipv4_hdr *h4 = (void *)ip;
+        struct ip_header h = {
+            .ip_ver_len = VRNIC_IPV4_VER_IHL,
+            .ip_tos = av->traffic_class,
+            /* As rxe: never fragmented (RoCE packets fit the path MTU). */
+            .ip_off = cpu_to_be16(IP_DF),
+            .ip_ttl = av->hop_limit,
+            .ip_p = IP_PROTO_UDP,
+        };
 
-        h4->ver_ihl = VRNIC_IPV4_VER_IHL;
-        h4->tos = av->traffic_class;
-        /* As rxe: never fragmented (RoCE packets fit the path MTU). */
-        h4->frag_off = cpu_to_be16(VRNIC_IPV4_DF);
-        h4->ttl = av->hop_limit;
-        h4->protocol = VRNIC_IPPROTO_UDP;
-        memcpy(h4->saddr, av->sgid + 12, 4);
-        memcpy(h4->daddr, av->dgid + 12, 4);
+        memcpy(&h.ip_src, av->sgid + 12, 4);
+        memcpy(&h.ip_dst, av->dgid + 12, 4);
+        memcpy(t->hdr + ETH_HLEN, &h, sizeof(h));
     } else {
-        struct vrnic_ipv6_hdr *h6 = (void *)ip;
+        struct ip6_header h = { 0 };
 
-        h6->vtf = cpu_to_be32(VRNIC_FIELD_PREP(VRNIC_IPV6_VER_MASK, 6u) |
-                             VRNIC_FIELD_PREP(VRNIC_IPV6_TC_MASK,
-                                              (uint32_t)av->traffic_class) |
-                             VRNIC_FIELD_PREP(VRNIC_IPV6_FLOW_MASK,
-                                              av->flow_label));
-        h6->next_hdr = VRNIC_IPPROTO_UDP;
-        h6->hop_limit = av->hop_limit;
-        memcpy(h6->saddr, av->sgid, 16);
-        memcpy(h6->daddr, av->dgid, 16);
+        h.ip6_ctlun.ip6_un1.ip6_un1_flow =
+            cpu_to_be32(VRNIC_FIELD_PREP(VRNIC_IPV6_VER_MASK,
+                                         (uint32_t)IP_HEADER_VERSION_6) |
+                        VRNIC_FIELD_PREP(VRNIC_IPV6_TC_MASK,
+                                         (uint32_t)av->traffic_class) |
+                        VRNIC_FIELD_PREP(VRNIC_IPV6_FLOW_MASK,
+                                         av->flow_label));
+        h.ip6_nxt = IP_PROTO_UDP;
+        h.ip6_ctlun.ip6_un1.ip6_un1_hlim = av->hop_limit;
+        memcpy(&h.ip6_src, av->sgid, 16);
+        memcpy(&h.ip6_dst, av->dgid, 16);
+        memcpy(t->hdr + ETH_HLEN, &h, sizeof(h));
     }
-    udp->sport = cpu_to_be16(av->udp_sport);
-    udp->dport = cpu_to_be16(VRNIC_ROCE_UDP_DPORT);
-    /* 0 = no checksum: legal for RoCEv2 on IPv4 and IPv6 (rxe does the
-     * same); the ICRC protects the datagram end to end. */
-    udp->check = 0;
+    memcpy(t->hdr + ETH_HLEN + hlen, &udp, sizeof(udp));
     return true;
 }
 
@@ -682,7 +690,7 @@ size_t vrnic_pkt_tmpl_build(uint8_t *buf, size_t size, const VrnicPktTmpl *t,
 {
     const VrnicOpInfo *op = vrnic_pkt_opinfo(h->bth.opcode);
     uint8_t *ip = buf + ETH_HLEN;
-    struct vrnic_udp_hdr *udp = (void *)(buf + t->len - UDP_HLEN);
+    uint8_t *udp = buf + t->len - UDP_HLEN;
     struct vrnic_bth *bth = (void *)(buf + t->len);
     uint32_t pad = build_pad(payload_len);
     uint64_t udp_len;
@@ -698,19 +706,17 @@ size_t vrnic_pkt_tmpl_build(uint8_t *buf, size_t size, const VrnicPktTmpl *t,
         return 0;
     }
 
+    /* The template, then what differs per packet: lengths, ID, checksum. */
     memcpy(buf, t->hdr, t->len);
     if (t->v4) {
-        struct vrnic_ipv4_hdr *h4 = (void *)ip;
-
-        h4->tot_len = cpu_to_be16(IPV4_HLEN + udp_len);
-        h4->id = cpu_to_be16(ip_id);
-        h4->check = cpu_to_be16(net_raw_checksum(ip, IPV4_HLEN));
+        stw_be_p(ip + offsetof(struct ip_header, ip_len), IPV4_HLEN + udp_len);
+        stw_be_p(ip + offsetof(struct ip_header, ip_id), ip_id);
+        stw_be_p(ip + offsetof(struct ip_header, ip_sum),
+                 net_raw_checksum(ip, IPV4_HLEN));
     } else {
-        struct vrnic_ipv6_hdr *h6 = (void *)ip;
-
-        h6->payload_len = cpu_to_be16(udp_len);
+        stw_be_p(ip + offsetof(struct ip6_header, ip6_plen), udp_len);
     }
-    udp->len = cpu_to_be16(udp_len);
+    stw_be_p(udp + offsetof(udp_header, uh_ulen), udp_len);
 
     bth->opcode = h->bth.opcode;
     bth->flags = (h->bth.se ? VRNIC_BTH_SE : 0) |
@@ -753,12 +759,12 @@ size_t vrnic_pkt_finish(uint8_t *buf, size_t size)
     end = ip_off + ip_len;
     memset(buf + end - VRNIC_ICRC_SIZE - pad, 0, pad);
     vrnic_icrc_set(buf + ip_off, ip_len);
-    if (end < VRNIC_ETH_ZLEN) {
-        if (size < VRNIC_ETH_ZLEN) {
+    if (end < ETH_ZLEN) {
+        if (size < ETH_ZLEN) {
             return 0;
         }
-        memset(buf + end, 0, VRNIC_ETH_ZLEN - end);
-        end = VRNIC_ETH_ZLEN;
+        memset(buf + end, 0, ETH_ZLEN - end);
+        end = ETH_ZLEN;
     }
     return end;
 }

@@ -22,73 +22,29 @@
 #define HW_VRNIC_PKT_H
 
 #include "uapi/vrnic_hw_defs.h"     /* VRNIC_BIT, VRNIC_GENMASK, FIELD_* */
+#include "net/eth.h"
 #include "vrnic_icrc.h"
 
 #define VRNIC_ROCE_UDP_DPORT    4791
 /* rdma_get_udp_sport(): the source port is 0xC000 | a 14-bit flow hash. */
 #define VRNIC_ROCE_SPORT_BASE   0xC000
-#define VRNIC_ETHERTYPE_IPV4    0x0800
-#define VRNIC_ETHERTYPE_IPV6    0x86dd
-#define VRNIC_IPPROTO_UDP       17
-/* Minimum Ethernet frame without FCS: the builder zero-pads up to it. */
-#define VRNIC_ETH_ZLEN          60
 #define VRNIC_IB_PSN_MASK       VRNIC_GENMASK(23, 0)
 #define VRNIC_IB_QPN_MASK       VRNIC_GENMASK(23, 0)
 #define VRNIC_GRH_LEN           40      /* the UD receive buffer's GRH area */
 
 /* ---------------------------------------------------------------------------
- * Wire headers. Packed (they sit at any offset in a frame), big-endian.
+ * Wire headers, big-endian. Ethernet, IPv4, IPv6 and UDP are QEMU's
+ * (net/eth.h: struct eth_header, ip_header, ip6_header, udp_header). Only
+ * ip_header is packed there, and the others sit at any offset in a frame,
+ * so the codec copies them in and out (vrnic_pkt.c) rather than pointing
+ * into the frame. The InfiniBand headers below are packed.
  */
-struct vrnic_eth_hdr {
-    uint8_t dmac[6];
-    uint8_t smac[6];
-    uint16_t ethertype;
-} __attribute__((packed));
-static_assert(sizeof(struct vrnic_eth_hdr) == 14, "vrnic_eth_hdr");
+#define VRNIC_IPV4_VER_IHL      (IP_HEADER_VERSION_4 << 4 | 5)  /* no options */
 
-/* ver_ihl 7:4 : version (4), 3:0 : IHL (5: RoCEv2 carries no options) */
-/* frag_off 15 : reserved, 14 : DF, 13 : MF, 12:0 : fragment offset */
-struct vrnic_ipv4_hdr {
-    uint8_t ver_ihl;
-    uint8_t tos;                    /* DSCP 7:2, ECN 1:0 = traffic class */
-    uint16_t tot_len;
-    uint16_t id;
-    uint16_t frag_off;
-    uint8_t ttl;
-    uint8_t protocol;
-    uint16_t check;
-    uint8_t saddr[4];
-    uint8_t daddr[4];
-} __attribute__((packed));
-static_assert(sizeof(struct vrnic_ipv4_hdr) == 20, "vrnic_ipv4_hdr");
-
-#define VRNIC_IPV4_VER_IHL      0x45
-#define VRNIC_IPV4_DF           VRNIC_BIT(14)
-#define VRNIC_IPV4_MF           VRNIC_BIT(13)
-#define VRNIC_IPV4_FRAG_MASK    VRNIC_GENMASK(12, 0)
-
-/* vtf 31:28 : version (6), 27:20 : traffic class, 19:0 : flow label */
-struct vrnic_ipv6_hdr {
-    uint32_t vtf;
-    uint16_t payload_len;
-    uint8_t next_hdr;
-    uint8_t hop_limit;
-    uint8_t saddr[16];
-    uint8_t daddr[16];
-} __attribute__((packed));
-static_assert(sizeof(struct vrnic_ipv6_hdr) == 40, "vrnic_ipv6_hdr");
-
+/* ip6_un1_flow 31:28 : version (6), 27:20 : traffic class, 19:0 : flow label */
 #define VRNIC_IPV6_VER_MASK     VRNIC_GENMASK(31, 28)
 #define VRNIC_IPV6_TC_MASK      VRNIC_GENMASK(27, 20)
 #define VRNIC_IPV6_FLOW_MASK    VRNIC_GENMASK(19, 0)
-
-struct vrnic_udp_hdr {
-    uint16_t sport;
-    uint16_t dport;
-    uint16_t len;
-    uint16_t check;                 /* 0 = none (rxe sends 0, also on IPv6) */
-} __attribute__((packed));
-static_assert(sizeof(struct vrnic_udp_hdr) == 8, "vrnic_udp_hdr");
 
 /*
  * Base Transport Header (IBTA 9.2):
@@ -407,7 +363,7 @@ VrnicPktErr vrnic_pkt_parse_roce(const uint8_t *frame, size_t len,
 /*
  * Build a frame into buf: headers from av and h (h->bth.pad/tver are
  * computed), payload_len bytes of payload, zero pad to 4 bytes, ICRC,
- * zero Ethernet padding up to VRNIC_ETH_ZLEN. IPv4 when av->dgid is
+ * zero Ethernet padding up to ETH_ZLEN. IPv4 when av->dgid is
  * ::ffff:a.b.c.d (then av->sgid must be too). UDP checksum 0, IPv4 DF set.
  * Returns the frame length, or 0 if the opcode is unknown, the opcode has
  * no payload but payload_len > 0, the GIDs' families differ or the frame
@@ -431,8 +387,7 @@ size_t vrnic_pkt_build_hdrs(uint8_t *buf, size_t size, const VrnicPktAddr *av,
  */
 typedef struct VrnicPktTmpl {
     /* Ethernet, IPv6 (or IPv4), UDP */
-    uint8_t hdr[sizeof(struct vrnic_eth_hdr) + sizeof(struct vrnic_ipv6_hdr) +
-                sizeof(struct vrnic_udp_hdr)];
+    uint8_t hdr[ETH_HLEN + sizeof(struct ip6_header) + sizeof(udp_header)];
     uint8_t len;                    /* of them in use */
     bool v4;
 } VrnicPktTmpl;

@@ -44,10 +44,10 @@ static bool is_rocev2(const uint8_t *f, size_t len)
     if (len < 14 + 20) {
         return false;
     }
-    if (rd16be(f + 12) == VRNIC_ETHERTYPE_IPV4 && f[14 + 9] == 17) {
+    if (rd16be(f + 12) == ETH_P_IP && f[14 + 9] == IP_PROTO_UDP) {
         l4 = 14 + (f[14] & 0xf) * 4u;
-    } else if (rd16be(f + 12) == VRNIC_ETHERTYPE_IPV6 && len >= 14 + 40 &&
-               f[14 + 6] == 17) {
+    } else if (rd16be(f + 12) == ETH_P_IPV6 && len >= 14 + 40 &&
+               f[14 + 6] == IP_PROTO_UDP) {
         l4 = 14 + 40;
     } else {
         return false;

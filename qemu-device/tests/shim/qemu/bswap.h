@@ -32,4 +32,18 @@ static inline uint64_t ldq_be_p(const void *p)
     return be64toh(v);
 }
 
+static inline int lduw_be_p(const void *p)
+{
+    uint16_t v;
+
+    memcpy(&v, p, sizeof(v));
+    return be16toh(v);
+}
+
+static inline void stw_be_p(void *p, uint16_t v)
+{
+    v = htobe16(v);
+    memcpy(p, &v, sizeof(v));
+}
+
 #endif
