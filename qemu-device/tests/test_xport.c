@@ -492,6 +492,17 @@ TEST_F(pair, uc_gap_drops_message)
     ASSERT_EQ(4096, le32toh(e.byte_len));
 }
 
+/* A's send and B's receive completion, both successful; e: B's. */
+static int both_succeed(struct __test_metadata *_metadata, Node *A, Node *B,
+                        struct vrnic_cqe *e)
+{
+    ASSERT_TRUE(poll(A, true, e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e->status);
+    ASSERT_TRUE(poll(B, false, e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e->status);
+    return 0;
+}
+
 static int ud_check(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *self,
                     uint8_t type)
 {
@@ -527,10 +538,7 @@ static int ud_check(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *self,
     post_send(&qa, 1, VRNIC_WQE_OP_SEND_IMM, 0, &s, 1, 0, 0, htobe32(5), &qb,
               0x80000000);
     fake_settle(self->a.f);
-    ASSERT_TRUE(poll(&self->a, true, &e));
-    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
-    ASSERT_TRUE(poll(&self->b, false, &e));
-    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_EQ(0, both_succeed(_metadata, &self->a, &self->b, &e));
     ASSERT_EQ(340, le32toh(e.byte_len));
     ASSERT_EQ(qa.qpn, le32toh(e.src_qp));
     ASSERT_EQ(VRNIC_CQE_FLAG_GRH | VRNIC_CQE_FLAG_IMM, e.flags);
@@ -1648,6 +1656,25 @@ static void set_gid0(Node *n, const uint8_t *gid)
     }
 }
 
+/* An RC pair qa-qb whose first SEND (A to B) resolved qa's path. */
+static int rc_path_resolved(struct __test_metadata *_metadata, Node *A,
+                            Node *B, Qp *qa, Qp *qb)
+{
+    qp_new(qa, A, VRNIC_QP_TYPE_RC, 0);
+    qp_new(qb, B, VRNIC_QP_TYPE_RC, 0);
+    connect(qa, qb, 3, 0x100, 0x200);
+    return rc_send_one(_metadata, A, B, qa, qb, 64, 1);
+}
+
+/* One more SEND on qa, A's frames copied into c. */
+static void send_captured(Node *A, Qp *qa, const Sg *s, Captured *c)
+{
+    A->f->wire_hook = capture_and_pass;
+    A->f->hook_arg = c;
+    post_send(qa, 2, VRNIC_WQE_OP_SEND, 0, s, 1, 0, 0, 0, NULL, 0);
+    fake_settle(A->f);
+}
+
 /*
  * A QP resolves its path (headers, loopback) once, not per packet
  * (VrnicPath): a new port MAC must still be in the very next packet.
@@ -1660,16 +1687,10 @@ TEST_F(pair, path_follows_a_new_mac)
     Captured c = { 0 };
     Qp qa, qb;
 
-    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
-    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
-    connect(&qa, &qb, 3, 0x100, 0x200);
-    ASSERT_EQ(0, rc_send_one(_metadata, &self->a, &self->b, &qa, &qb, 64, 1));
+    ASSERT_EQ(0, rc_path_resolved(_metadata, &self->a, &self->b, &qa, &qb));
     ASSERT_EQ(0, memcmp(self->a.f->core.mac, self->a.mac, 6));
     set_mac(&self->a, mac);
-    self->a.f->wire_hook = capture_and_pass;
-    self->a.f->hook_arg = &c;
-    post_send(&qa, 2, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
-    fake_settle(self->a.f);
+    send_captured(&self->a, &qa, &s, &c);
     ASSERT_LE(1, c.n);
     ASSERT_EQ(0, memcmp(c.fr[0] + 6, mac, 6));
     captured_free(&c);
@@ -1688,16 +1709,10 @@ TEST_F(pair, path_follows_a_new_gid)
     uint8_t gid[16];
     Qp qa, qb;
 
-    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
-    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
-    connect(&qa, &qb, 3, 0x100, 0x200);
-    ASSERT_EQ(0, rc_send_one(_metadata, &self->a, &self->b, &qa, &qb, 64, 1));
+    ASSERT_EQ(0, rc_path_resolved(_metadata, &self->a, &self->b, &qa, &qb));
     gid_v4(gid, 9);
     set_gid0(&self->a, gid);
-    self->a.f->wire_hook = capture_and_pass;
-    self->a.f->hook_arg = &c;
-    post_send(&qa, 2, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
-    fake_settle(self->a.f);
+    send_captured(&self->a, &qa, &s, &c);
     ASSERT_EQ(1, c.n);
     ASSERT_EQ(0, memcmp(c.fr[0] + 14 + 12, gid + 12, 4));
     ASSERT_EQ(1, self->b.f->core.stats.port[VRNIC_PORT_STAT_RX_BAD_ADDR]);
@@ -1714,10 +1729,7 @@ TEST_F(pair, deleted_source_gid_is_never_used)
     struct vrnic_cqe e;
     Qp qa, qb;
 
-    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
-    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
-    connect(&qa, &qb, 3, 0x100, 0x200);
-    ASSERT_EQ(0, rc_send_one(_metadata, &self->a, &self->b, &qa, &qb, 64, 1));
+    ASSERT_EQ(0, rc_path_resolved(_metadata, &self->a, &self->b, &qa, &qb));
     set_gid0(&self->a, NULL);
     self->a.f->wire_hook = count_and_drop;
     self->a.f->hook_arg = &sent;
@@ -1757,10 +1769,7 @@ TEST_F(pair, ud_path_per_destination)
         post_send(&qa, i, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, &qb[i & 1],
                   0x80000000);
         fake_settle(self->a.f);
-        ASSERT_TRUE(poll(&self->a, true, &e));
-        ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
-        ASSERT_TRUE(poll(&self->b, false, &e));
-        ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+        ASSERT_EQ(0, both_succeed(_metadata, &self->a, &self->b, &e));
         ASSERT_EQ(qb[i & 1].qpn, le32toh(e.qpn));
     }
     ASSERT_EQ(4, c.n);
