@@ -132,19 +132,22 @@ const VrnicPath *vrnic_xport_path(VrnicCore *core, VrnicQp *qp,
                                   uint32_t rqpn)
 {
     VrnicPath *p = &qp->x->path;
-    uint32_t fl = le32_to_cpu(av->flow_label) & VRNIC_IPV6_FLOW_MASK;
-    VrnicPktAddr a = {
-        .traffic_class = av->traffic_class,
-        .hop_limit = av->hop_limit ? av->hop_limit : 64,
-        .flow_label = fl,
-        .udp_sport = vrnic_pkt_udp_sport(fl, lqpn, rqpn),
-    };
+    uint32_t fl;
+    VrnicPktAddr a;
 
     if (p->valid && p->gen == core->addr_gen && p->rqpn == rqpn &&
         !memcmp(&p->av, av, sizeof(*av))) {
         return p;
     }
+    /* Resolved now: nothing below runs for a packet on a kept path. */
     p->valid = false;
+    fl = le32_to_cpu(av->flow_label) & VRNIC_IPV6_FLOW_MASK;
+    a = (VrnicPktAddr) {
+        .traffic_class = av->traffic_class,
+        .hop_limit = av->hop_limit ? av->hop_limit : 64,
+        .flow_label = fl,
+        .udp_sport = vrnic_pkt_udp_sport(fl, lqpn, rqpn),
+    };
     if (av->sgid_index >= core->cfg.gid_tbl_len ||
         !core->gids[av->sgid_index].type) {
         return NULL;
