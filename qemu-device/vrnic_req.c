@@ -354,6 +354,7 @@ static void vrnic_tx_hdrs(uint32_t qpn, const VrnicQp *qp, VrnicSwqe *s,
     uint8_t op = s->hdr.opcode;
     bool rc = qp->type == VRNIC_QP_TYPE_RC;
     bool first = s->sent == 0, last = s->sent + 1 == s->npkts;
+    uint32_t every;
 
     memset(h, 0, sizeof(*h));
     h->bth.opcode = vrnic_tx_opcode(qp, op, first, last);
@@ -361,11 +362,11 @@ static void vrnic_tx_hdrs(uint32_t qpn, const VrnicQp *qp, VrnicSwqe *s,
     h->bth.dqpn = d->dqpn;
     h->bth.psn = psn;
     /*
-     * AckReq on the last packet and every 16th PSN, so a long message
-     * gets ACKs before the packet window closes.
+     * AckReq on the last packet and four times per packet window, so a
+     * long message gets ACKs before the window closes.
      */
-    h->bth.ack_req = rc && (last || (psn % VRNIC_TX_ACKREQ_EVERY) ==
-                                    VRNIC_TX_ACKREQ_EVERY - 1 ||
+    every = vrnic_tx_ackreq_every(s->pmtu);
+    h->bth.ack_req = rc && (last || (psn & (every - 1)) == every - 1 ||
                             (qp->x->hole_pending && psn == qp->x->hole_psn));
     h->bth.se = last && (s->hdr.flags & VRNIC_WQE_FLAG_SOLICITED) &&
                 (op == VRNIC_WQE_OP_SEND || op == VRNIC_WQE_OP_SEND_IMM ||

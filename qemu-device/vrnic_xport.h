@@ -38,7 +38,8 @@
  *    alone; timeouts and implied NAKs go back to the oldest unanswered PSN.
  *  - ACK policy (responder): one ACK per receive batch that held packets
  *    with AckReq (the requester sets it on the last packet of every RC
- *    message and every 16th PSN), sent by the queue bottom half,
+ *    message and four times per packet window), sent by the queue bottom
+ *    half,
  *    carrying the MSN and the credit code of the receive WQEs the RQ holds
  *    (0x1F with an SRQ). Responses (ACKs, NAKs, READ response streams,
  *    atomic ACKs) leave in request order through a per-QP queue;
@@ -85,7 +86,12 @@
  */
 #define VRNIC_TX_WINDOW_BYTES (256 * 1024)
 #define VRNIC_TX_PKT_WINDOW 256
-#define VRNIC_TX_ACKREQ_EVERY 16    /* AckReq also on every 16th PSN */
+/*
+ * AckReq is also set on every PSN that is a multiple of a quarter of the
+ * packet window, less one (vrnic_tx_ackreq_every): four ACKs are due per
+ * window of a long message, so the window reopens long before it closes.
+ */
+#define VRNIC_TX_ACKREQ_PER_WINDOW 4
 /*
  * Early retransmit: the floor of its timeout (the round trip estimate
  * plus four deviations), ns; its ceiling is half the QP's timeout.
@@ -405,6 +411,12 @@ static inline uint32_t vrnic_psn_add(uint32_t psn, uint32_t n)
 static inline int32_t vrnic_tx_pkt_window(uint32_t pmtu)
 {
     return MIN(VRNIC_TX_PKT_WINDOW, VRNIC_TX_WINDOW_BYTES / MAX(pmtu, 256));
+}
+
+/* PSNs between AckReqs of a WQE segmented for pmtu: a power of two. */
+static inline uint32_t vrnic_tx_ackreq_every(uint32_t pmtu)
+{
+    return vrnic_tx_pkt_window(pmtu) / VRNIC_TX_ACKREQ_PER_WINDOW;
 }
 
 #endif

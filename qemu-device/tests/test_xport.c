@@ -196,6 +196,74 @@ TEST_F(pair, rc_packet_window_is_bytes)
     }
 }
 
+/* The AckReq bits of the request packets A sends, by PSN offset. */
+typedef struct AckReqs {
+    uint32_t first_psn, last_off;
+    unsigned n, asked;
+    bool bad;               /* AckReq where the rule has none */
+    unsigned every;
+} AckReqs;
+
+static bool record_ackreq(FakeBus *from, uint8_t *frame, size_t *len,
+                          void *arg)
+{
+    AckReqs *r = arg;
+    VrnicPkt pkt;
+    uint32_t off;
+
+    if (vrnic_pkt_parse(frame, *len, &pkt) != VRNIC_PKT_OK) {
+        return true;
+    }
+    off = vrnic_psn_diff(pkt.hdr.bth.psn, r->first_psn);
+    r->n++;
+    if (pkt.hdr.bth.ack_req) {
+        r->asked++;
+        r->bad |= (pkt.hdr.bth.psn & (r->every - 1)) != r->every - 1 &&
+                  off != r->last_off;
+    }
+    return true;
+}
+
+/*
+ * AckReq four times per packet window (vrnic_tx_ackreq_every): a WRITE
+ * of one window asks on every 64th PSN at path MTU 1024, every 16th at
+ * 4096 - four ACKs whatever the MTU - and on its last packet.
+ */
+TEST_F(pair, ackreq_four_times_per_window)
+{
+    static const struct { uint8_t mtu; uint32_t pmtu; } c[] = {
+        { 3, 1024 }, { 5, 4096 },
+    };
+    const uint32_t len = VRNIC_TX_WINDOW_BYTES;
+    uint64_t src = buf_alloc(&self->a, len), dst = buf_alloc(&self->b, len);
+    Sg s = { src, len, mr_any(&self->a, 0, src, len) };
+    uint32_t rkey = mr_any(&self->b, ACC_ALL, dst, len);
+    struct vrnic_cqe e;
+
+    for (unsigned i = 0; i < ARRAY_SIZE(c); i++) {
+        AckReqs r = { .first_psn = 0x100, .last_off = len / c[i].pmtu - 1,
+                      .every = vrnic_tx_ackreq_every(c[i].pmtu) };
+        Qp qa, qb;
+
+        qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+        qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+        connect(&qa, &qb, c[i].mtu, 0x100, 0x200);
+        self->a.f->wire_hook = record_ackreq;
+        self->a.f->hook_arg = &r;
+        post_send(&qa, i, VRNIC_WQE_OP_RDMA_WRITE, 0, &s, 1, dst, rkey, 0,
+                  NULL, 0);
+        fake_settle(self->a.f);
+        self->a.f->wire_hook = NULL;
+        ASSERT_TRUE(poll(&self->a, true, &e));
+        ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+        ASSERT_EQ(len / c[i].pmtu, r.n);
+        ASSERT_EQ(VRNIC_TX_ACKREQ_PER_WINDOW, r.asked) {
+            TH_LOG("path MTU %u", c[i].pmtu);
+        }
+        ASSERT_FALSE(r.bad);
+    }
+}
+
 /*
  * ib_write_bw / ib_send_bw: a deep SQ (128) of 64 KiB WRITEs, then SENDs,
  * at path MTU 1024 - four times the requester window (VRNIC_TX_WINDOW), 64
@@ -1145,18 +1213,26 @@ TEST_F(pair, reordering_after_a_nak_is_not_a_resend_pass)
 }
 
 /*
- * The resent copy of the lost packet is lost too: the early timer (the
- * ACK of PSN 16 timed the round trip) sends it once more, a round trip
- * later, not the QP's timeout.
+ * A WRITE whose first AckReq (PSN every - 1, at write_through's path MTU
+ * 256) comes 20 packets before a loss: its ACK times the round trip
+ * before the lost packet is sent again. Frame n + 1 is the first resend.
+ */
+#define EARLY_EVERY     vrnic_tx_ackreq_every(256)
+#define EARLY_NPKTS     (EARLY_EVERY + 40)
+#define EARLY_LOST      (EARLY_EVERY + 20)
+
+/*
+ * The resent copy of the lost packet is lost too: the early timer sends
+ * it once more, a round trip later, not the QP's timeout.
  */
 TEST_F(pair, lost_resend_is_sent_again_early)
 {
-    Script sc = { .lost = 20, .lost2 = 41 };
+    Script sc = { .lost = EARLY_LOST, .lost2 = EARLY_NPKTS + 1 };
     const uint64_t *ca = self->a.f->core.stats.port;
     const uint64_t *cb = self->b.f->core.stats.port;
 
-    ASSERT_EQ(0, write_through(_metadata, &self->a, &self->b, 40, &sc,
-                               scripted));
+    ASSERT_EQ(0, write_through(_metadata, &self->a, &self->b, EARLY_NPKTS,
+                               &sc, scripted));
     ASSERT_EQ(1, cb[VRNIC_PORT_STAT_NAKS_SENT]);
     ASSERT_EQ(1, ca[VRNIC_PORT_STAT_EARLY_RETRANSMITS]);
     ASSERT_EQ(0, ca[VRNIC_PORT_STAT_TIMEOUTS]);
@@ -1169,11 +1245,12 @@ TEST_F(pair, lost_resend_is_sent_again_early)
  */
 TEST_F(pair, lost_early_resend_is_sent_again_with_backoff)
 {
-    Script sc = { .lost = 20, .lost2 = 41, .lost3 = 42 };
+    Script sc = { .lost = EARLY_LOST, .lost2 = EARLY_NPKTS + 1,
+                  .lost3 = EARLY_NPKTS + 2 };
     const uint64_t *ca = self->a.f->core.stats.port;
 
-    ASSERT_EQ(0, write_through(_metadata, &self->a, &self->b, 40, &sc,
-                               scripted));
+    ASSERT_EQ(0, write_through(_metadata, &self->a, &self->b, EARLY_NPKTS,
+                               &sc, scripted));
     ASSERT_EQ(2, ca[VRNIC_PORT_STAT_EARLY_RETRANSMITS]);
     ASSERT_EQ(0, ca[VRNIC_PORT_STAT_TIMEOUTS]);
     ASSERT_EQ(3, ca[VRNIC_PORT_STAT_RETRANSMITS]);
