@@ -1,9 +1,21 @@
 /*
  * vrnic: emulated RoCEv2 RDMA NIC, QEMU glue.
  *
- * QOM type, properties, PCI BARs, MSI-X, the netdev and bottom halves. The
- * device's behaviour is in vrnic_core.c and its siblings; this file only
- * forwards to them (the igb/igb_core split).
+ * QOM type, properties, PCI BARs, MSI-X, the netdev, bottom halves and the
+ * optional IOThread. The device's behaviour is in vrnic_core.c and its
+ * siblings; this file only forwards to them (the igb/igb_core split).
+ *
+ * Threads. The core is one state machine and every entry into it holds
+ * VrnicState.lock. Without an IOThread everything runs in the main loop
+ * under the BQL, as for any device. With -device vrnic,iothread=ID the
+ * core's bottom halves and timer - the transport, the admin queue, the
+ * Ethernet rings - run in that IOThread without the BQL; guest memory is
+ * RAM-only DMA (vrnic_dma_attrs), which needs no BQL. What does need it
+ * stays on the main loop and is handed over through queues: received
+ * frames (rxq, from the netdev to the IOThread), frames to send (txq, to
+ * the netdev) and MSI-X messages (irq_pending). MMIO handlers run with the
+ * BQL and take the lock after it; the IOThread never takes the BQL, so the
+ * two locks always nest the same way.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -17,15 +29,48 @@
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
 #include "net/net.h"
+#include "qemu/bitmap.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
+#include "qemu/queue.h"
+#include "qemu/thread.h"
 #include "qemu/timer.h"
 #include "qom/object.h"
+#include "system/iothread.h"
 #include "vrnic_core.h"
 #include "trace.h"
 
 #define TYPE_VRNIC "vrnic"
 OBJECT_DECLARE_SIMPLE_TYPE(VrnicState, VRNIC)
+
+/*
+ * Received frames the IOThread has not taken yet: at most this many, and
+ * this many bytes; beyond, the netdev holds what comes (and stops reading
+ * its socket) until the IOThread catches up.
+ */
+#define VRNIC_RXQ_MAX_FRAMES    512
+#define VRNIC_RXQ_MAX_BYTES     (4 * MiB)
+
+/*
+ * Doorbell writes that wait for the IOThread (db_mbox): a vCPU that rings
+ * a doorbell does not wait for the packet processing that holds the lock.
+ * When it is full, the vCPU applies them itself, under the lock.
+ */
+#define VRNIC_DB_MAILBOX        256
+
+typedef struct VrnicDbWrite {
+    uint32_t addr;
+    uint32_t val;
+} VrnicDbWrite;
+
+/* A frame handed between the main loop and the IOThread. */
+typedef struct VrnicFrame {
+    QSIMPLEQ_ENTRY(VrnicFrame) next;
+    size_t len;
+    uint8_t data[];
+} VrnicFrame;
+
+typedef QSIMPLEQ_HEAD(, VrnicFrame) VrnicFrameList;
 
 struct VrnicState {
     PCIDevice parent_obj;
@@ -35,14 +80,59 @@ struct VrnicState {
     MemoryRegion dm;        /* device memory, BAR5 (dm-size bytes) */
     NICConf conf;
     NICState *nic;
-    QEMUBH *bh[VRNIC_WORK__MAX];
-    QEMUTimer *timer;
+    QEMUBH *bh[VRNIC_WORK__MAX];    /* in ctx */
+    QEMUTimer *timer;               /* in ctx */
     MemoryListener dma_map;     /* drops the translation cache on changes */
+
+    IOThread *iothread;     /* property; NULL: the main loop runs the core */
+    AioContext *ctx;        /* where bh[] and timer run */
+    QemuRecMutex lock;      /* held by every entry into core */
+    bool stopping;          /* unrealize: the core may not kick or arm */
+
+    /* With an IOThread only: the BQL's work, handed to the main loop. */
+    QemuMutex handoff_lock; /* protects db_*, rxq, rxq_*, rx_held, txq */
+    VrnicDbWrite db_mbox[VRNIC_DB_MAILBOX]; /* a ring, oldest at db_head */
+    uint32_t db_head, db_count;
+    VrnicFrameList rxq;     /* netdev -> rx_bh */
+    uint32_t rxq_frames;
+    size_t rxq_bytes;
+    bool rx_held;           /* the netdev holds frames for us: flush it */
+    bool rx_flush;          /* main_bh: qemu_flush_queued_packets */
+    bool handoff_due;       /* under lock: main_bh has work from the core */
+    VrnicFrameList txq;     /* core -> main_bh -> netdev */
+    DECLARE_BITMAP(irq_pending, VRNIC_VEC_COMP_FIRST + VRNIC_MAX_COMP_VECTORS);
+    QEMUBH *rx_bh;          /* in ctx: rxq into the core */
+    QEMUBH *db_bh;          /* in ctx: db_mbox into the core */
+    QEMUBH *main_bh;        /* main loop: MSI-X, txq, netdev flush */
 
     VrnicConfig cfg;    /* properties; mac is filled from conf at realize */
     VrnicFaultCfg fault;    /* fault-* properties, changeable at run time */
     VrnicCore core;
 };
+
+/*
+ * The doorbells rung so far, in order, before anything else enters the
+ * core: as if the device took MMIO writes in order. Called with lock.
+ */
+static void vrnic_db_drain(VrnicState *s)
+{
+    VrnicDbWrite db[VRNIC_DB_MAILBOX];
+    uint32_t n = 0;
+
+    if (!s->iothread) {
+        return;
+    }
+    WITH_QEMU_LOCK_GUARD(&s->handoff_lock) {
+        for (; n < s->db_count; n++) {
+            db[n] = s->db_mbox[(s->db_head + n) % VRNIC_DB_MAILBOX];
+        }
+        s->db_head = 0;
+        s->db_count = 0;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        vrnic_core_db_write(&s->core, db[i].addr, db[i].val);
+    }
+}
 
 /* ---- core -> glue ------------------------------------------------------- */
 
@@ -71,20 +161,56 @@ static bool vrnic_dma_write_cb(void *opaque, uint64_t addr, const void *buf,
                       DMA_DIRECTION_FROM_DEVICE, vrnic_dma_attrs) == MEMTX_OK;
 }
 
-static void vrnic_irq_cb(void *opaque, unsigned vector)
+static void vrnic_msix_notify(PCIDevice *pdev, unsigned vector)
 {
-    PCIDevice *pdev = PCI_DEVICE(opaque);
-
     if (msix_enabled(pdev)) {
         msix_notify(pdev, vector);
     }
+}
+
+/*
+ * Work for main_bh, from the IOThread: it is scheduled once the IOThread's
+ * bottom half or timer is done (vrnic_handoff_flush), so a run's frames
+ * and interrupts cost the main loop one wake-up. With the BQL (an MMIO
+ * handler) at once.
+ */
+static void vrnic_handoff_kick(VrnicState *s)
+{
+    if (bql_locked()) {
+        qemu_bh_schedule(s->main_bh);
+    } else {
+        s->handoff_due = true;
+    }
+}
+
+static void vrnic_handoff_flush(VrnicState *s)
+{
+    if (s->handoff_due) {
+        s->handoff_due = false;
+        qemu_bh_schedule(s->main_bh);
+    }
+}
+
+/* MSI-X needs the BQL: from the IOThread, main_bh sends the message. */
+static void vrnic_irq_cb(void *opaque, unsigned vector)
+{
+    VrnicState *s = opaque;
+
+    if (bql_locked()) {
+        vrnic_msix_notify(PCI_DEVICE(s), vector);
+        return;
+    }
+    set_bit_atomic(vector, s->irq_pending);
+    vrnic_handoff_kick(s);
 }
 
 static void vrnic_kick_cb(void *opaque, VrnicWork work)
 {
     VrnicState *s = opaque;
 
-    qemu_bh_schedule(s->bh[work]);
+    if (!s->stopping) {
+        qemu_bh_schedule(s->bh[work]);
+    }
 }
 
 /*
@@ -95,16 +221,38 @@ static void vrnic_eth_sent_cb(NetClientState *nc, ssize_t len)
 {
     VrnicState *s = qemu_get_nic_opaque(nc);
 
+    QEMU_LOCK_GUARD(&s->lock);
     vrnic_core_wire_sent(&s->core);
 }
 
+/* 0: queued behind a busy backend, with vrnic_eth_sent_cb to follow. */
+static bool vrnic_wire_send(VrnicState *s, const uint8_t *frame, size_t len)
+{
+    return qemu_send_packet_async(qemu_get_queue(s->nic), frame, len,
+                                  vrnic_eth_sent_cb) != 0;
+}
+
+/*
+ * The net layer needs the BQL: from the IOThread the frame waits in txq
+ * for main_bh, which reports it sent (the core holds at most
+ * VRNIC_WIRE_MAX_QUEUED frames that have not left, so txq is bounded).
+ */
 static bool vrnic_eth_send_cb(void *opaque, const uint8_t *frame, size_t len)
 {
     VrnicState *s = opaque;
+    VrnicFrame *f;
 
-    /* 0: queued behind a busy backend, with vrnic_eth_sent_cb to follow. */
-    return qemu_send_packet_async(qemu_get_queue(s->nic), frame, len,
-                                  vrnic_eth_sent_cb) != 0;
+    if (!s->iothread) {
+        return vrnic_wire_send(s, frame, len);
+    }
+    f = g_malloc(sizeof(*f) + len);
+    f->len = len;
+    memcpy(f->data, frame, len);
+    WITH_QEMU_LOCK_GUARD(&s->handoff_lock) {
+        QSIMPLEQ_INSERT_TAIL(&s->txq, f, next);
+    }
+    vrnic_handoff_kick(s);
+    return false;
 }
 
 static int64_t vrnic_clock_ns_cb(void *opaque)
@@ -116,14 +264,20 @@ static void vrnic_timer_mod_cb(void *opaque, int64_t deadline_ns)
 {
     VrnicState *s = opaque;
 
-    timer_mod(s->timer, deadline_ns);
+    if (!s->stopping) {
+        timer_mod(s->timer, deadline_ns);
+    }
 }
 
 static void vrnic_timer_cb(void *opaque)
 {
     VrnicState *s = opaque;
 
-    vrnic_core_timer(&s->core);
+    WITH_QEMU_LOCK_GUARD(&s->lock) {
+        vrnic_db_drain(s);
+        vrnic_core_timer(&s->core);
+        vrnic_handoff_flush(s);
+    }
 }
 
 static const VrnicCoreOps vrnic_core_ops = {
@@ -145,7 +299,11 @@ static const VrnicCoreOps vrnic_core_ops = {
 static void vrnic_run(VrnicState *s, VrnicWork work)
 {
     object_ref(OBJECT(s));
-    vrnic_core_run(&s->core, work);
+    WITH_QEMU_LOCK_GUARD(&s->lock) {
+        vrnic_db_drain(s);
+        vrnic_core_run(&s->core, work);
+        vrnic_handoff_flush(s);
+    }
     object_unref(OBJECT(s));
 }
 
@@ -174,12 +332,27 @@ static void vrnic_queues_bh(void *opaque)
     vrnic_run(opaque, VRNIC_WORK_QUEUES);
 }
 
+/* IOThread: the doorbells in db_mbox (they kick the work they start). */
+static void vrnic_db_bh(void *opaque)
+{
+    VrnicState *s = opaque;
+
+    object_ref(OBJECT(s));
+    WITH_QEMU_LOCK_GUARD(&s->lock) {
+        vrnic_db_drain(s);
+        vrnic_handoff_flush(s);
+    }
+    object_unref(OBJECT(s));
+}
+
 /* ---- BARs --------------------------------------------------------------- */
 
 static uint64_t vrnic_regs_read(void *opaque, hwaddr addr, unsigned size)
 {
     VrnicState *s = opaque;
 
+    QEMU_LOCK_GUARD(&s->lock);
+    vrnic_db_drain(s);
     return vrnic_core_reg_read(&s->core, addr);
 }
 
@@ -188,6 +361,8 @@ static void vrnic_regs_write(void *opaque, hwaddr addr, uint64_t val,
 {
     VrnicState *s = opaque;
 
+    QEMU_LOCK_GUARD(&s->lock);
+    vrnic_db_drain(s);
     vrnic_core_reg_write(&s->core, addr, val);
 }
 
@@ -210,7 +385,23 @@ static void vrnic_db_write(void *opaque, hwaddr addr, uint64_t val,
                            unsigned size)
 {
     VrnicState *s = opaque;
+    bool queued = false;
 
+    if (s->iothread) {
+        WITH_QEMU_LOCK_GUARD(&s->handoff_lock) {
+            if (s->db_count < VRNIC_DB_MAILBOX) {
+                s->db_mbox[(s->db_head + s->db_count++) % VRNIC_DB_MAILBOX] =
+                    (VrnicDbWrite) { .addr = addr, .val = val };
+                queued = true;
+            }
+        }
+        if (queued) {
+            qemu_bh_schedule(s->db_bh);
+            return;
+        }
+    }
+    QEMU_LOCK_GUARD(&s->lock);
+    vrnic_db_drain(s);
     vrnic_core_db_write(&s->core, addr, val);
 }
 
@@ -224,14 +415,52 @@ static const MemoryRegionOps vrnic_db_ops = {
 
 /* ---- netdev ------------------------------------------------------------- */
 
-/* Every frame is taken: the core never asks the netdev to hold one. */
+/*
+ * With an IOThread, a received frame waits in rxq for rx_bh. 0 when rxq
+ * is full: the netdev holds the frame, and rx_bh has it flushed once it
+ * has emptied rxq. An empty rxq takes any frame, so none waits forever.
+ */
+static ssize_t vrnic_rxq_put(VrnicState *s, const uint8_t *buf, size_t size)
+{
+    VrnicFrame *f;
+
+    WITH_QEMU_LOCK_GUARD(&s->handoff_lock) {
+        if (s->rxq_frames && (s->rxq_frames >= VRNIC_RXQ_MAX_FRAMES ||
+                              s->rxq_bytes + size > VRNIC_RXQ_MAX_BYTES)) {
+            s->rx_held = true;
+            return 0;
+        }
+        f = g_malloc(sizeof(*f) + size);
+        f->len = size;
+        memcpy(f->data, buf, size);
+        QSIMPLEQ_INSERT_TAIL(&s->rxq, f, next);
+        s->rxq_frames++;
+        s->rxq_bytes += size;
+    }
+    /* main_bh runs after the netdev's batch and wakes the IOThread once. */
+    qemu_bh_schedule(s->main_bh);
+    return size;
+}
+
+/*
+ * The core takes every frame: it never asks the netdev to hold one (only
+ * a full rxq does, with an IOThread).
+ */
 static ssize_t vrnic_nc_receive(NetClientState *nc, const uint8_t *buf,
                                 size_t size)
 {
     VrnicState *s = qemu_get_nic_opaque(nc);
 
+    if (s->stopping) {
+        return size;
+    }
+    if (s->iothread) {
+        return vrnic_rxq_put(s, buf, size);
+    }
     object_ref(OBJECT(s));
-    vrnic_core_eth_receive(&s->core, buf, size);
+    WITH_QEMU_LOCK_GUARD(&s->lock) {
+        vrnic_core_eth_receive(&s->core, buf, size);
+    }
     object_unref(OBJECT(s));
     return size;
 }
@@ -240,7 +469,92 @@ static void vrnic_nc_link_status_changed(NetClientState *nc)
 {
     VrnicState *s = qemu_get_nic_opaque(nc);
 
+    QEMU_LOCK_GUARD(&s->lock);
     vrnic_core_set_link(&s->core, !nc->link_down);
+}
+
+/* ---- IOThread hand-over ------------------------------------------------- */
+
+static void vrnic_frames_free(VrnicFrameList *l)
+{
+    VrnicFrame *f, *next;
+
+    QSIMPLEQ_FOREACH_SAFE(f, l, next, next) {
+        g_free(f);
+    }
+    QSIMPLEQ_INIT(l);
+}
+
+/* IOThread: the frames received so far, in one batch, into the core. */
+static void vrnic_rx_bh(void *opaque)
+{
+    VrnicState *s = opaque;
+    VrnicFrameList batch = QSIMPLEQ_HEAD_INITIALIZER(batch);
+    VrnicFrame *f;
+    bool held;
+
+    WITH_QEMU_LOCK_GUARD(&s->handoff_lock) {
+        QSIMPLEQ_CONCAT(&batch, &s->rxq);
+        s->rxq_frames = 0;
+        s->rxq_bytes = 0;
+        held = s->rx_held;
+        s->rx_held = false;
+    }
+    object_ref(OBJECT(s));
+    WITH_QEMU_LOCK_GUARD(&s->lock) {
+        vrnic_db_drain(s);
+        QSIMPLEQ_FOREACH(f, &batch, next) {
+            vrnic_core_eth_receive(&s->core, f->data, f->len);
+        }
+        vrnic_handoff_flush(s);
+    }
+    object_unref(OBJECT(s));
+    vrnic_frames_free(&batch);
+    if (held) {
+        qatomic_set(&s->rx_flush, true);
+        qemu_bh_schedule(s->main_bh);
+    }
+}
+
+/* Main loop: what the IOThread handed over that needs the BQL. */
+static void vrnic_main_bh(void *opaque)
+{
+    VrnicState *s = opaque;
+    VrnicFrameList batch = QSIMPLEQ_HEAD_INITIALIZER(batch);
+    VrnicFrame *f;
+    unsigned sent = 0;
+
+    for (size_t w = 0; w < ARRAY_SIZE(s->irq_pending); w++) {
+        unsigned long bits = qatomic_xchg(&s->irq_pending[w], 0);
+
+        while (bits) {
+            int b = ctzl(bits);
+
+            bits &= bits - 1;
+            vrnic_msix_notify(PCI_DEVICE(s), w * BITS_PER_LONG + b);
+        }
+    }
+    WITH_QEMU_LOCK_GUARD(&s->handoff_lock) {
+        QSIMPLEQ_CONCAT(&batch, &s->txq);
+    }
+    QSIMPLEQ_FOREACH(f, &batch, next) {
+        sent += vrnic_wire_send(s, f->data, f->len);
+    }
+    vrnic_frames_free(&batch);
+    if (sent) {
+        QEMU_LOCK_GUARD(&s->lock);
+        while (sent--) {
+            vrnic_core_wire_sent(&s->core);
+        }
+    }
+    if (qatomic_xchg(&s->rx_flush, false)) {
+        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    }
+    WITH_QEMU_LOCK_GUARD(&s->handoff_lock) {
+        if (s->rxq_frames) {
+            qemu_bh_schedule(s->rx_bh);
+        }
+    }
 }
 
 static NetClientInfo vrnic_net_info = {
@@ -262,6 +576,7 @@ static void vrnic_dma_map_changed(MemoryListener *l,
 {
     VrnicState *s = container_of(l, VrnicState, dma_map);
 
+    QEMU_LOCK_GUARD(&s->lock);
     vrnic_core_memory_changed(&s->core);
 }
 
@@ -269,6 +584,7 @@ static void vrnic_realize(PCIDevice *pdev, Error **errp)
 {
     VrnicState *s = VRNIC(pdev);
     DeviceState *dev = DEVICE(pdev);
+    MemReentrancyGuard *guard;
     uint32_t nvec;
     const char *bad;
 
@@ -313,21 +629,45 @@ static void vrnic_realize(PCIDevice *pdev, Error **errp)
         msix_vector_use(pdev, i);
     }
 
-    s->bh[VRNIC_WORK_ADMIN] = qemu_bh_new_guarded(vrnic_admin_bh, s,
-                                                  &dev->mem_reentrancy_guard);
-    s->bh[VRNIC_WORK_ETH_TX] = qemu_bh_new_guarded(vrnic_eth_tx_bh, s,
-                                                   &dev->mem_reentrancy_guard);
-    s->bh[VRNIC_WORK_ETH_RX] = qemu_bh_new_guarded(vrnic_eth_rx_bh, s,
-                                                   &dev->mem_reentrancy_guard);
-    s->bh[VRNIC_WORK_LINK] = qemu_bh_new_guarded(vrnic_link_bh, s,
-                                                 &dev->mem_reentrancy_guard);
-    s->bh[VRNIC_WORK_QUEUES] = qemu_bh_new_guarded(vrnic_queues_bh, s,
-                                                   &dev->mem_reentrancy_guard);
+    qemu_rec_mutex_init(&s->lock);
+    qemu_mutex_init(&s->handoff_lock);
+    QSIMPLEQ_INIT(&s->rxq);
+    QSIMPLEQ_INIT(&s->txq);
+    /*
+     * The device's re-entrancy guard belongs to the threads that hold the
+     * BQL (MMIO dispatch and the main loop): an IOThread bottom half that
+     * set it would make a concurrent doorbell write fail as re-entrant.
+     * The core's DMA reaches only RAM, so it cannot re-enter our MMIO.
+     */
+    guard = s->iothread ? NULL : &dev->mem_reentrancy_guard;
+    s->ctx = s->iothread ? iothread_get_aio_context(s->iothread) :
+                           qemu_get_aio_context();
+    s->bh[VRNIC_WORK_ADMIN] = aio_bh_new_guarded(s->ctx, vrnic_admin_bh, s,
+                                                 guard);
+    s->bh[VRNIC_WORK_ETH_TX] = aio_bh_new_guarded(s->ctx, vrnic_eth_tx_bh, s,
+                                                  guard);
+    s->bh[VRNIC_WORK_ETH_RX] = aio_bh_new_guarded(s->ctx, vrnic_eth_rx_bh, s,
+                                                  guard);
+    s->bh[VRNIC_WORK_LINK] = aio_bh_new_guarded(s->ctx, vrnic_link_bh, s,
+                                                guard);
+    s->bh[VRNIC_WORK_QUEUES] = aio_bh_new_guarded(s->ctx, vrnic_queues_bh, s,
+                                                  guard);
     s->nic = qemu_new_nic(&vrnic_net_info, &s->conf,
                           object_get_typename(OBJECT(s)), dev->id,
                           &dev->mem_reentrancy_guard, s);
     qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
-    s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, vrnic_timer_cb, s);
+    if (s->iothread) {
+        object_ref(OBJECT(s->iothread));
+        s->rx_bh = aio_bh_new(s->ctx, vrnic_rx_bh, s);
+        s->db_bh = aio_bh_new(s->ctx, vrnic_db_bh, s);
+        s->main_bh = qemu_bh_new_guarded(vrnic_main_bh, s,
+                                         &dev->mem_reentrancy_guard);
+        s->timer = aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS,
+                                 vrnic_timer_cb, s);
+    } else {
+        /* The main loop's timer list: qtest's clock_step runs it. */
+        s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, vrnic_timer_cb, s);
+    }
 
     vrnic_core_init(&s->core, &s->cfg, &vrnic_core_ops, s);
     if (s->cfg.dm_size) {
@@ -356,13 +696,45 @@ static void vrnic_purge_wire(VrnicState *s)
     qemu_purge_queued_packets(qemu_get_queue(s->nic));
 }
 
+static void vrnic_cancel_work(VrnicState *s)
+{
+    for (int i = 0; i < VRNIC_WORK__MAX; i++) {
+        qemu_bh_cancel(s->bh[i]);
+    }
+    timer_del(s->timer);
+}
+
+static void vrnic_nop_bh(void *opaque)
+{
+}
+
 static void vrnic_exit(PCIDevice *pdev)
 {
     VrnicState *s = VRNIC(pdev);
 
     memory_listener_unregister(&s->dma_map);
-    vrnic_purge_wire(s);
-    vrnic_core_reset(&s->core);
+    WITH_QEMU_LOCK_GUARD(&s->lock) {
+        /* From here the core's kicks and timer changes go nowhere. */
+        s->stopping = true;
+        vrnic_purge_wire(s);
+        vrnic_core_reset(&s->core);
+        vrnic_cancel_work(s);
+    }
+    if (s->iothread) {
+        /*
+         * A bottom half or the timer of ours that had started in the
+         * IOThread finishes before this returns; none starts later.
+         */
+        qemu_bh_cancel(s->rx_bh);
+        qemu_bh_cancel(s->db_bh);
+        aio_wait_bh_oneshot(s->ctx, vrnic_nop_bh, NULL);
+        qemu_bh_delete(s->rx_bh);
+        qemu_bh_delete(s->db_bh);
+        qemu_bh_delete(s->main_bh);
+        vrnic_frames_free(&s->rxq);
+        vrnic_frames_free(&s->txq);
+        object_unref(OBJECT(s->iothread));
+    }
     if (s->cfg.dm_size) {
         /* memory_region_init_ram registered it (and a CPR blocker). */
         vmstate_unregister_ram(&s->dm, DEVICE(s));
@@ -373,19 +745,26 @@ static void vrnic_exit(PCIDevice *pdev)
     timer_free(s->timer);
     vrnic_core_uninit(&s->core);
     qemu_del_nic(s->nic);
+    qemu_mutex_destroy(&s->handoff_lock);
+    qemu_rec_mutex_destroy(&s->lock);
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
 }
 
+/*
+ * With an IOThread, frames still in rxq are left to rx_bh: the reset core
+ * drops them, and rx_bh has the netdev flushed if it holds more.
+ */
 static void vrnic_reset_hold(Object *obj, ResetType type)
 {
     VrnicState *s = VRNIC(obj);
 
+    QEMU_LOCK_GUARD(&s->lock);
     vrnic_purge_wire(s);
-    for (int i = 0; i < VRNIC_WORK__MAX; i++) {
-        qemu_bh_cancel(s->bh[i]);
+    vrnic_cancel_work(s);
+    WITH_QEMU_LOCK_GUARD(&s->handoff_lock) {
+        s->db_count = 0;    /* rung before the reset: for rings now gone */
     }
-    timer_del(s->timer);
     vrnic_core_reset(&s->core);
 }
 
@@ -397,6 +776,8 @@ static const VMStateDescription vrnic_vmstate = {
 
 static const Property vrnic_props[] = {
     DEFINE_NIC_PROPERTIES(VrnicState, conf),
+    DEFINE_PROP_LINK("iothread", VrnicState, iothread, TYPE_IOTHREAD,
+                     IOThread *),
     DEFINE_PROP_UINT32("num-comp-vectors", VrnicState, cfg.num_comp_vectors, 4),
     DEFINE_PROP_UINT32("db-pages", VrnicState, cfg.db_pages, 64),
     DEFINE_PROP_UINT32("gid-table-size", VrnicState, cfg.gid_tbl_len, 16),
@@ -451,6 +832,7 @@ static const VrnicFaultProp vrnic_fault_props[] = {
 static void vrnic_fault_apply(VrnicState *s)
 {
     if (DEVICE(s)->realized) {
+        QEMU_LOCK_GUARD(&s->lock);
         vrnic_core_set_faults(&s->core, &s->fault);
     }
 }

@@ -15,8 +15,9 @@
 
 /*
  * Per bottom-half run, so a guest that keeps the SQ full cannot monopolise
- * the main loop, at most this many commands and no new command once this
- * many DMA transfers were spent; the rest go in the next run. Every
+ * the thread that runs the core, at most this many commands and no new
+ * command once this many DMA transfers were spent; the rest go in the next
+ * run. Every
  * handler's own work is bounded (a long one, RESIZE_CQ, goes on over
  * several runs), so a run ends within the work budget plus one command.
  */

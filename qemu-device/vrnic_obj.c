@@ -4,8 +4,8 @@
  * the reset that returns every object to nothing.
  *
  * Object lifetime and DMA: every command, doorbell-triggered job and CQE
- * write runs in QEMU's main loop (MMIO handlers and the core's bottom
- * halves), never concurrently. A destroy command therefore completes with no
+ * write holds the device's lock (MMIO handlers and the core's bottom
+ * halves, in the main loop or an IOThread: vrnic.c), never concurrently. A destroy command therefore completes with no
  * DMA to the object in flight, and nothing touches the object's memory after
  * its completion is written: the driver may unpin at once.
  *

@@ -526,8 +526,8 @@ static VrnicResp *vrnic_rx_atomic(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         return NULL;
     }
     /*
-     * The read-modify-write cannot interleave with another atomic: the
-     * core runs single-threaded in the main loop, so this is atomic
+     * The read-modify-write cannot interleave with another atomic: every
+     * entry into the core holds the device's lock, so this is atomic
      * against every QP of the device (ATOMIC_HCA).
      */
     val = le64_to_cpu(val);

@@ -49,9 +49,10 @@
  *    REM_INV_REQ_ERR / REM_OP_ERR (earlier WQEs complete successfully
  *    first) and move the QP to ERR, which flushes the rest.
  *
- * Atomicity: the device core runs single-threaded in QEMU's main loop, so
- * the read-modify-write of an atomic (vrnic_resp.c) can never interleave with
- * another atomic on this device, from any QP: that is IB_ATOMIC_HCA.
+ * Atomicity: every entry into the device core holds the device's lock
+ * (vrnic.c), in the main loop or in an IOThread, so the read-modify-write
+ * of an atomic (vrnic_resp.c) can never interleave with another atomic on
+ * this device, from any QP: that is IB_ATOMIC_HCA.
  *
  * Guest memory is little-endian (the 64-bit value an atomic operates on,
  * and the original value the requester stores).

@@ -18,7 +18,10 @@
 # processes blasting frames of the sizes in use through the guests' kind
 # of socket). After the path-MTU-1024 pairs, the same NICs with jumbo
 # frames (--mtu 9000: path MTU 4096) run 64 KiB bandwidth, shown against
-# each other and against the wire limit at that frame size.
+# each other and against the wire limit at that frame size. Then the
+# IOThread: two vrnic pairs at path MTU 4096, one with the device's work
+# on QEMU's main loop (the default) and one with -device vrnic,iothread=
+# (tools/vm --iothread), the same bandwidth and latency tests side by side.
 # Not part of make check. See Documentation/benchmarks.rst.
 #
 # usage: tools/bench.sh [--nic 'vrnic rxe'] [--faults PROPS]
@@ -34,6 +37,7 @@
 #                  perftest and the faults section)
 #   --jumbo on|off the path-MTU-4096 section (default on; it also runs
 #                  ib_write_bw -q 4, four QPs' aggregate)
+#   --iothread on|off  the main loop / IOThread section (default on)
 # Logs: build/bench/<nic>.log (every test's full perftest output).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -42,7 +46,7 @@ cd "$VRNIC_TOP" || exit 1
 # A run with no arguments is the reference run: its results become
 # Documentation/benchmarks-results.txt and benchmarks.png.
 reference=$(($# == 0))
-nics="vrnic rxe" tmo=90 fiters=1000 nvme=on jumbo=on
+nics="vrnic rxe" tmo=90 fiters=1000 nvme=on jumbo=on iothread=on
 faults=fault-drop-ppm=10000,fault-reorder-ppm=10000,fault-dup-ppm=1000,fault-corrupt-ppm=1000,fault-seed=1
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -51,6 +55,7 @@ while [ $# -gt 0 ]; do
 	--fault-iters) fiters=$2; shift 2 ;;
 	--nvme) nvme=$2; shift 2 ;;
 	--jumbo) jumbo=$2; shift 2 ;;
+	--iothread) iothread=$2; shift 2 ;;
 	-t) tmo=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	*) break ;;
@@ -67,7 +72,7 @@ tests=("$@")
 )
 out=$VRNIC_TOP/build/bench
 mkdir -p "$out"
-rm -f "$out"/{core,wire,table,p99,faults,jumbo,nvme}.txt "$out"/*.dat "$out/bench.png"
+rm -f "$out"/{core,wire,table,p99,faults,jumbo,iothread,nvme}.txt "$out"/*.dat "$out/bench.png"
 
 machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, $(uname -sr)"
 step "bench: perftest, vrnic vs rdma_rxe, TCG guests ($(date -u +%Y-%m-%dT%H:%MZ))"
@@ -116,7 +121,7 @@ run_pair() {
 	done
 }
 
-[ "$nvme" = only ] && faults=none jumbo=off
+[ "$nvme" = only ] && faults=none jumbo=off iothread=off
 
 # The core alone and the wire alone, in this run, on this machine.
 if [ "$nvme" != only ]; then
@@ -144,6 +149,12 @@ if [ "$jumbo" = on ]; then
 	for nic in $nics; do
 		run_pair "$nic-jumbo" "$nic" --mtu 9000 -- "${jtests[@]}"
 	done
+fi
+iotests=(ib_write_bw:65536:1000 ib_read_bw:65536:1000 ib_send_bw:65536:1000
+	ib_write_lat:2:200 ib_read_lat:2:200 ib_send_lat:2:200)
+if [ "$iothread" = on ]; then
+	run_pair vrnic-mainloop vrnic --mtu 9000 -- "${iotests[@]}"
+	run_pair vrnic-iothread vrnic --mtu 9000 --iothread -- "${iotests[@]}"
 fi
 if [ "$faults" != none ]; then
 	run_pair vrnic-lossless vrnic -- "${ftests[@]}"
@@ -230,6 +241,21 @@ if [ "$jumbo" = on ]; then
 		done
 	} | tee "$out/jumbo.txt"
 fi
+if [ "$iothread" = on ]; then
+	echo
+	echo "vrnic's work on the main loop or in an IOThread, path MTU 4096:"
+	{
+		printf '%-13s %6s %-5s %14s %14s %10s\n' test bytes unit mainloop iothread iothread/main
+		for t in "${iotests[@]}"; do
+			IFS=: read -r name bytes _ <<<"$t"
+			unit=MB/s
+			[[ $name == *_lat ]] && unit=usec
+			a=${res[vrnic-mainloop,$name,$bytes]} b=${res[vrnic-iothread,$name,$bytes]}
+			printf '%-13s %6s %-5s %14s %14s %10s\n' "$name" "$bytes" "$unit" "${a%%(*}" "${b%%(*}" \
+				"$(ratio "$b" "$a")"
+		done
+	} | tee "$out/iothread.txt"
+fi
 if [ "$nvme" != off ]; then
 	nrows="randread_4k_qd32:IOPS lat_4k_qd1_p50:usec lat_4k_qd1_p99:usec seqread_128k:MB/s seqwrite_128k:MB/s"
 	for nic in $nics; do
@@ -281,7 +307,7 @@ echo "host: $machine; load average $(cut -d' ' -f1-3 /proc/loadavg); logs in $ou
 # Every table of this run, with its date and machine, in one file.
 {
 	echo "make bench, $(date -u +%Y-%m-%d) on $machine (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
-	for f in core wire table p99 jumbo faults nvme; do
+	for f in core wire table p99 jumbo iothread faults nvme; do
 		[ -s "$out/$f.txt" ] || continue
 		echo
 		case $f in
@@ -290,6 +316,7 @@ echo "host: $machine; load average $(cut -d' ' -f1-3 /proc/loadavg); logs in $ou
 		table) echo "perftest, path MTU 1024 (lat: median usec; bw: MB/s):" ;;
 		p99) echo "latency, 99th percentile (usec):" ;;
 		jumbo) echo "perftest, path MTU 4096, 64 MiB per test (MB/s):" ;;
+		iothread) echo "vrnic on the main loop or in an IOThread, path MTU 4096 (lat: median usec; bw: MB/s):" ;;
 		faults) echo "vrnic under faults ($faults), 64 KiB x $fiters (MB/s):" ;;
 		nvme) echo "NVMe over RDMA (fio):" ;;
 		esac
@@ -301,4 +328,5 @@ if [ "$reference" = 1 ]; then
 	[ -s "$out/bench.png" ] && cp "$out/bench.png" Documentation/benchmarks.png
 	info "reference run: Documentation/benchmarks-results.txt and benchmarks.png updated"
 fi
-! grep -q FAIL "$out/table.txt" "$out/faults.txt" "$out/jumbo.txt" "$out/nvme.txt" 2>/dev/null
+! grep -q FAIL "$out/table.txt" "$out/faults.txt" "$out/jumbo.txt" "$out/iothread.txt" \
+	"$out/nvme.txt" 2>/dev/null

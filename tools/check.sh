@@ -181,6 +181,22 @@ faults+=,fault-corrupt-ppm=1000
 guest pair_lossy -n 2 -t 900 -d "$faults,fault-seed=7" -- \
 	"pair_lossy:selftests/vrnic/pair_lossy.sh"
 
+# The device's work in an IOThread (-device vrnic,iothread=; Threads in
+# device-design.rst): a pair's verbs tools, perftest and transport tests,
+# the lossy pair (the transport's timers in the IOThread), and one guest's
+# interrupt, moderation and hostile-guest tests (doorbells through the
+# mailbox, MSI-X from the main loop).
+guest pair_iothread -n 2 --iothread -t 900 -- \
+	"pair_ping_iothread:selftests/vrnic/pair_ping.sh" \
+	"pair_verbs_iothread:selftests/vrnic/pair_verbs.sh" \
+	"pair_transport_iothread:selftests/vrnic/pair_transport.sh"
+guest pair_lossy_iothread -n 2 --iothread -t 900 -d "$faults,fault-seed=7" -- \
+	"pair_lossy_iothread:selftests/vrnic/pair_lossy.sh"
+guest single_iothread --iothread -t 600 -- \
+	"msix_iothread:selftests/vrnic/msix.sh" \
+	"cq_moderation_iothread:build/selftests/vrnic/cq_moderation" \
+	"hostile_guest_iothread:build/selftests/vrnic/hostile_guest"
+
 # A malicious user process: garbage WQEs, absurd SGE counts and lengths,
 # doorbells far past the ring, rings and doorbell records rewritten while
 # the device works, another process's keys and window, hostile

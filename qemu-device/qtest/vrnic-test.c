@@ -37,6 +37,8 @@
 /* An EtherType for local experiments (IEEE 802): nothing interprets it. */
 #define VRNIC_TEST_ETHERTYPE    0x88b5
 #define ETH_HLEN                14
+/* The IOThread of the tests that run the device's work in one. */
+#define VRNIC_TEST_IOTHREAD     "vrnic-io"
 
 static QTestState *vrnic_qts(QVrnic *d)
 {
@@ -443,6 +445,24 @@ static void *hubport_data_init(GString *cmd_line, void *arg)
     g_string_append(cmd_line,
                     " -netdev hubport,hubid=0,id=" QVRNIC_NETDEV_ID " ");
     return arg;
+}
+
+/*
+ * The same tests with the device's work in an IOThread
+ * (-device vrnic,iothread=...): the admin queue and the Ethernet rings
+ * then run outside the BQL, and their results reach guest memory
+ * asynchronously, which the tests' polling already allows for.
+ */
+static void *hubport_iothread_init(GString *cmd_line, void *arg)
+{
+    g_string_append(cmd_line, " -object iothread,id=" VRNIC_TEST_IOTHREAD);
+    return hubport_data_init(cmd_line, arg);
+}
+
+static void *eth_iothread_init(GString *cmd_line, void *arg)
+{
+    g_string_append(cmd_line, " -object iothread,id=" VRNIC_TEST_IOTHREAD);
+    return eth_data_init(cmd_line, arg);
 }
 
 static size_t make_frame(uint8_t *buf, size_t len, const uint8_t *dst,
@@ -899,8 +919,9 @@ static bool peripheral_exists(QTestState *qts, const char *id)
  * (MALLOC_PERTURB_, with the tcache off so every free is filled), so such
  * a call crashes QEMU instead of reading stale pointers.
  */
-static void test_unplug_queued_frames(void)
+static void test_unplug_queued_frames(const void *data)
 {
+    bool iothread = (uintptr_t)data;
     enum { LOG_DEPTH = 8, N = 1 << LOG_DEPTH, FRAME = 1000 };
     static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
     g_autofree char *dir = g_dir_make_tmp("vrnic-qtest-XXXXXX", NULL);
@@ -925,13 +946,16 @@ static void test_unplug_queued_frames(void)
     g_assert_cmpuint(strlen(peer_path), <, sizeof(sa.sun_path));
     strcpy(sa.sun_path, peer_path);
     g_assert_cmpint(bind(peer, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
-    netdev = g_strdup_printf("-netdev dgram,id=n0,local.type=unix,"
+    netdev = g_strdup_printf("%s-netdev dgram,id=n0,local.type=unix,"
                              "local.path=%s,remote.type=unix,remote.path=%s",
+                             iothread ? "-object iothread,id="
+                             VRNIC_TEST_IOTHREAD " " : "",
                              qemu_path, peer_path);
 
     g_setenv("MALLOC_PERTURB_", "204", true);
     g_setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0", true);
-    q35_start(&t, netdev, ",netdev=n0");
+    q35_start(&t, netdev, iothread ? ",netdev=n0,iothread="
+                                     VRNIC_TEST_IOTHREAD : ",netdev=n0");
     /* Only the QEMU under test runs with them. */
     if (old_perturb) {
         g_setenv("MALLOC_PERTURB_", old_perturb, true);
@@ -1028,29 +1052,57 @@ static void test_unplug_queued_frames(void)
     rmdir(dir);
 }
 
+/*
+ * The qgraph tests, with the netdev each needs (eth: a socket the test
+ * talks to; else a hub port), and whether it runs a second time with the
+ * device's work in an IOThread. test_probe checks what realize sets up,
+ * and test_msix that the message comes with the completion, which with an
+ * IOThread it does not (it follows shortly after).
+ */
+static const struct {
+    const char *name;
+    QOSTestFunc fn;
+    bool eth;
+    bool iothread;
+} vrnic_tests[] = {
+    { "probe", test_probe, false, false },
+    { "admin", test_admin, false, true },
+    { "msix", test_msix, false, false },
+    { "aeq", test_aeq, false, true },
+#ifndef _WIN32
+    { "eth-tx", test_eth_tx, true, true },
+    { "eth-rx", test_eth_rx, true, true },
+#endif
+};
+
 static void register_vrnic_test(void)
 {
-    QOSGraphTestOptions opts = {
-        .before = hubport_data_init,
-    };
+    for (size_t i = 0; i < ARRAY_SIZE(vrnic_tests); i++) {
+        QOSGraphTestOptions opts = {
+            .before = vrnic_tests[i].eth ? eth_data_init : hubport_data_init,
+        };
+        g_autofree char *name = NULL;
 
-    qos_add_test("probe", "vrnic", test_probe, &opts);
-    qos_add_test("admin", "vrnic", test_admin, &opts);
-    qos_add_test("msix", "vrnic", test_msix, &opts);
-    qos_add_test("aeq", "vrnic", test_aeq, &opts);
-#ifndef _WIN32
-    opts.before = eth_data_init;
-    qos_add_test("eth-tx", "vrnic", test_eth_tx, &opts);
-    qos_add_test("eth-rx", "vrnic", test_eth_rx, &opts);
-#endif
+        qos_add_test(vrnic_tests[i].name, "vrnic", vrnic_tests[i].fn, &opts);
+        if (!vrnic_tests[i].iothread) {
+            continue;
+        }
+        name = g_strdup_printf("iothread/%s", vrnic_tests[i].name);
+        opts.before = vrnic_tests[i].eth ? eth_iothread_init :
+                                           hubport_iothread_init;
+        opts.edge.extra_device_opts = "iothread=" VRNIC_TEST_IOTHREAD;
+        qos_add_test(name, "vrnic", vrnic_tests[i].fn, &opts);
+    }
 
     if (!strcmp(qtest_get_arch(), "x86_64") && q35_available()) {
         qtest_add_func("vrnic/q35/dma-to-root-port/answer",
                        test_dma_to_port_answer);
         qtest_add_func("vrnic/q35/dma-to-root-port/cq",
                        test_dma_to_port_cq);
-        qtest_add_func("vrnic/q35/unplug-with-queued-frames",
-                       test_unplug_queued_frames);
+        qtest_add_data_func("vrnic/q35/unplug-with-queued-frames",
+                            (void *)false, test_unplug_queued_frames);
+        qtest_add_data_func("vrnic/q35/unplug-with-queued-frames/iothread",
+                            (void *)true, test_unplug_queued_frames);
     }
 }
 
