@@ -9,13 +9,14 @@
  * VrnicState.lock. Without an IOThread everything runs in the main loop
  * under the BQL, as for any device. With -device vrnic,iothread=ID the
  * core's bottom halves and timer - the transport, the admin queue, the
- * Ethernet rings - run in that IOThread without the BQL; guest memory is
- * RAM-only DMA (vrnic_dma_attrs), which needs no BQL. What does need it
- * stays on the main loop and is handed over through queues: received
- * frames (rxq, from the netdev to the IOThread), frames to send (txq, to
- * the netdev) and MSI-X messages (irq_pending). MMIO handlers run with the
- * BQL and take the lock after it; the IOThread never takes the BQL, so the
- * two locks always nest the same way.
+ * Ethernet rings - run in that IOThread without the BQL; DMA then reaches
+ * only RAM it can access directly (vrnic_dma_direct), which needs no BQL.
+ * What does need it stays on the main loop and is handed over through
+ * queues: received frames (rxq, from the netdev to the IOThread), frames
+ * to send (txq, to the netdev) and MSI-X messages (irq_pending); doorbell
+ * writes go the other way (db_mbox). MMIO handlers run with the BQL and
+ * take the lock after it; the IOThread never takes the BQL, so the two
+ * locks always nest the same way.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -147,17 +148,65 @@ static void vrnic_db_drain(VrnicState *s)
  */
 static const MemTxAttrs vrnic_dma_attrs = { .memory = 1 };
 
+/*
+ * With an IOThread, DMA reaches only memory that needs no BQL: RAM that
+ * can be accessed directly. Anything else that is RAM to
+ * MemTxAttrs.memory - a write to ROM, a RAM device's BAR - would take the
+ * BQL in the IOThread (prepare_mmio_access) while it holds the device's
+ * lock, and a vCPU that holds the BQL may be waiting for that lock. Such
+ * a transfer fails like an unreachable address. The memory region cache
+ * does the lookup and, for writes, the dirty tracking and TCG's code
+ * invalidation as pci_dma_rw() would.
+ */
+static bool vrnic_dma_direct(VrnicState *s, uint64_t addr, uint8_t *buf,
+                             uint64_t len, bool is_write)
+{
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+
+    smp_mb();   /* pci_dma_rw()'s dma_barrier() */
+    while (len) {
+        MemoryRegionCache c;
+        int64_t l = address_space_cache_init(&c, as, addr, len, is_write);
+        bool ok = l > 0 && c.ptr;
+
+        if (ok && is_write) {
+            memcpy(c.ptr, buf, l);
+            address_space_cache_invalidate(&c, 0, l);
+        } else if (ok) {
+            memcpy(buf, c.ptr, l);
+        }
+        address_space_cache_destroy(&c);
+        if (!ok) {
+            return false;
+        }
+        addr += l;
+        buf += l;
+        len -= l;
+    }
+    return true;
+}
+
 static bool vrnic_dma_read_cb(void *opaque, uint64_t addr, void *buf,
                               uint64_t len)
 {
-    return pci_dma_rw(PCI_DEVICE(opaque), addr, buf, len,
+    VrnicState *s = opaque;
+
+    if (s->iothread) {
+        return vrnic_dma_direct(s, addr, buf, len, false);
+    }
+    return pci_dma_rw(PCI_DEVICE(s), addr, buf, len,
                       DMA_DIRECTION_TO_DEVICE, vrnic_dma_attrs) == MEMTX_OK;
 }
 
 static bool vrnic_dma_write_cb(void *opaque, uint64_t addr, const void *buf,
                                uint64_t len)
 {
-    return pci_dma_rw(PCI_DEVICE(opaque), addr, (void *)buf, len,
+    VrnicState *s = opaque;
+
+    if (s->iothread) {
+        return vrnic_dma_direct(s, addr, (uint8_t *)buf, len, true);
+    }
+    return pci_dma_rw(PCI_DEVICE(s), addr, (void *)buf, len,
                       DMA_DIRECTION_FROM_DEVICE, vrnic_dma_attrs) == MEMTX_OK;
 }
 
@@ -274,6 +323,9 @@ static void vrnic_timer_cb(void *opaque)
     VrnicState *s = opaque;
 
     WITH_QEMU_LOCK_GUARD(&s->lock) {
+        if (s->stopping) {
+            break;
+        }
         vrnic_db_drain(s);
         vrnic_core_timer(&s->core);
         vrnic_handoff_flush(s);
@@ -300,6 +352,9 @@ static void vrnic_run(VrnicState *s, VrnicWork work)
 {
     object_ref(OBJECT(s));
     WITH_QEMU_LOCK_GUARD(&s->lock) {
+        if (s->stopping) {
+            break;
+        }
         vrnic_db_drain(s);
         vrnic_core_run(&s->core, work);
         vrnic_handoff_flush(s);
@@ -339,6 +394,9 @@ static void vrnic_db_bh(void *opaque)
 
     object_ref(OBJECT(s));
     WITH_QEMU_LOCK_GUARD(&s->lock) {
+        if (s->stopping) {
+            break;
+        }
         vrnic_db_drain(s);
         vrnic_handoff_flush(s);
     }
@@ -491,29 +549,32 @@ static void vrnic_rx_bh(void *opaque)
     VrnicState *s = opaque;
     VrnicFrameList batch = QSIMPLEQ_HEAD_INITIALIZER(batch);
     VrnicFrame *f;
-    bool held;
+    bool held = false;
 
-    WITH_QEMU_LOCK_GUARD(&s->handoff_lock) {
-        QSIMPLEQ_CONCAT(&batch, &s->rxq);
-        s->rxq_frames = 0;
-        s->rxq_bytes = 0;
-        held = s->rx_held;
-        s->rx_held = false;
-    }
     object_ref(OBJECT(s));
     WITH_QEMU_LOCK_GUARD(&s->lock) {
+        if (s->stopping) {
+            break;
+        }
+        WITH_QEMU_LOCK_GUARD(&s->handoff_lock) {
+            QSIMPLEQ_CONCAT(&batch, &s->rxq);
+            s->rxq_frames = 0;
+            s->rxq_bytes = 0;
+            held = s->rx_held;
+            s->rx_held = false;
+        }
         vrnic_db_drain(s);
         QSIMPLEQ_FOREACH(f, &batch, next) {
             vrnic_core_eth_receive(&s->core, f->data, f->len);
+        }
+        if (held) {
+            qatomic_set(&s->rx_flush, true);
+            s->handoff_due = true;
         }
         vrnic_handoff_flush(s);
     }
     object_unref(OBJECT(s));
     vrnic_frames_free(&batch);
-    if (held) {
-        qatomic_set(&s->rx_flush, true);
-        qemu_bh_schedule(s->main_bh);
-    }
 }
 
 /* Main loop: what the IOThread handed over that needs the BQL. */
@@ -524,6 +585,10 @@ static void vrnic_main_bh(void *opaque)
     VrnicFrame *f;
     unsigned sent = 0;
 
+    /* Unplug: frames sent now would outlive the device in the netdev. */
+    if (s->stopping) {
+        return;
+    }
     for (size_t w = 0; w < ARRAY_SIZE(s->irq_pending); w++) {
         unsigned long bits = qatomic_xchg(&s->irq_pending[w], 0);
 
@@ -727,6 +792,7 @@ static void vrnic_exit(PCIDevice *pdev)
          */
         qemu_bh_cancel(s->rx_bh);
         qemu_bh_cancel(s->db_bh);
+        qemu_bh_cancel(s->main_bh);
         aio_wait_bh_oneshot(s->ctx, vrnic_nop_bh, NULL);
         qemu_bh_delete(s->rx_bh);
         qemu_bh_delete(s->db_bh);
@@ -743,8 +809,8 @@ static void vrnic_exit(PCIDevice *pdev)
         qemu_bh_delete(s->bh[i]);
     }
     timer_free(s->timer);
-    vrnic_core_uninit(&s->core);
     qemu_del_nic(s->nic);
+    vrnic_core_uninit(&s->core);
     qemu_mutex_destroy(&s->handoff_lock);
     qemu_rec_mutex_destroy(&s->lock);
     msix_unuse_all_vectors(pdev);
@@ -758,13 +824,27 @@ static void vrnic_exit(PCIDevice *pdev)
 static void vrnic_reset_hold(Object *obj, ResetType type)
 {
     VrnicState *s = VRNIC(obj);
+    VrnicFrameList txq = QSIMPLEQ_HEAD_INITIALIZER(txq);
+    VrnicFrame *f;
 
     QEMU_LOCK_GUARD(&s->lock);
     vrnic_purge_wire(s);
     vrnic_cancel_work(s);
+    /*
+     * What the core handed over before the reset does not reach the
+     * driver after it: doorbells for rings now gone, interrupts, frames
+     * (discarded like the netdev's queued ones, so the core's count of
+     * unsent frames returns to 0).
+     */
     WITH_QEMU_LOCK_GUARD(&s->handoff_lock) {
-        s->db_count = 0;    /* rung before the reset: for rings now gone */
+        s->db_count = 0;
+        QSIMPLEQ_CONCAT(&txq, &s->txq);
     }
+    bitmap_zero(s->irq_pending, ARRAY_SIZE(s->irq_pending) * BITS_PER_LONG);
+    QSIMPLEQ_FOREACH(f, &txq, next) {
+        vrnic_core_wire_sent(&s->core);
+    }
+    vrnic_frames_free(&txq);
     vrnic_core_reset(&s->core);
 }
 

@@ -83,7 +83,12 @@ pair_tool() {
 	local name=$1 tmo=$2 srv=$3 cli=$4 rc
 	PAIR_LOG=/tmp/$name.log pair_run "$name" "$tmo" "$srv" "$srv $cli"
 	rc=$?
-	tail -n 3 "/tmp/$name.log" | sed 's/^/# /'
+	# A failed or retried run shows its whole output, the rest the tail.
+	if [ "$rc" != 0 ] || grep -q 'could not connect' "/tmp/$name.log"; then
+		sed 's/^/# /' "/tmp/$name.log"
+	else
+		tail -n 3 "/tmp/$name.log" | sed 's/^/# /'
+	fi
 	check "$name ($role, exit $rc)" test "$rc" = 0
 }
 

@@ -871,6 +871,54 @@ static void test_dma_to_port_cq(void)
 }
 
 /*
+ * With an IOThread the device reaches only RAM it can access directly.
+ * Query answers aimed at the firmware ROM (pc.bios ends at 4 GiB) would
+ * take the BQL in the IOThread while it holds the device's lock; the
+ * register reads below hold the BQL and wait for that lock, so that would
+ * deadlock QEMU (the test then times out). Each answer fails instead
+ * (DMA_ERROR), the ROM is untouched, and the device answers from RAM.
+ */
+static void test_iothread_dma_to_rom(void)
+{
+    enum { LOG_DEPTH = 3, ROUNDS = 1000 };
+    const uint64_t rom = 0x100000000ull - 4096;
+    VrnicQ35 t;
+    QVrnic *d = &t.d;
+    g_autofree uint8_t *before = g_malloc(4096);
+    g_autofree uint8_t *after = g_malloc(4096);
+    struct vrnic_aq_query q = {
+        .hdr.opcode = cpu_to_le16(VRNIC_AQ_OP_QUERY_DEVICE),
+        .resp_len = cpu_to_le32(sizeof(struct vrnic_device_attr)),
+        .resp_addr = cpu_to_le64(rom),
+    };
+    struct vrnic_aq_cqe cqe;
+    uint64_t resp;
+
+    q35_start(&t, "-object iothread,id=" VRNIC_TEST_IOTHREAD,
+              ",iothread=" VRNIC_TEST_IOTHREAD);
+    resp = guest_alloc(&t.alloc, 4096);
+    qvrnic_reset(d);
+    qvrnic_admin_enable(d, LOG_DEPTH, false);
+
+    qtest_memread(t.qts, rom, before, 4096);
+    for (unsigned i = 0; i < ROUNDS; i++) {
+        qvrnic_admin_post(d, &q);
+        g_assert_cmphex(qvrnic_readl(d, VRNIC_REG_DEV_STS) &
+                        VRNIC_DEV_STS_FATAL, ==, 0);
+        g_assert(qvrnic_admin_wait(d, &cqe, 2 * G_USEC_PER_SEC));
+        g_assert_cmpuint(cqe.status, ==, VRNIC_AQ_STS_DMA_ERROR);
+    }
+    qtest_memread(t.qts, rom, after, 4096);
+    g_assert_cmpmem(after, 4096, before, 4096);
+
+    g_assert_cmpuint(qvrnic_query(d, VRNIC_AQ_OP_QUERY_DEVICE, 0, resp,
+                                  sizeof(struct vrnic_device_attr)), ==,
+                     VRNIC_AQ_STS_OK);
+    guest_free(&t.alloc, resp);
+    q35_stop(&t);
+}
+
+/*
  * Count the TX descriptors the device completes, in ring order, until all
  * n are or none has completed for a second.
  */
@@ -1099,6 +1147,8 @@ static void register_vrnic_test(void)
                        test_dma_to_port_answer);
         qtest_add_func("vrnic/q35/dma-to-root-port/cq",
                        test_dma_to_port_cq);
+        qtest_add_func("vrnic/q35/iothread/dma-to-rom",
+                       test_iothread_dma_to_rom);
         qtest_add_data_func("vrnic/q35/unplug-with-queued-frames",
                             (void *)false, test_unplug_queued_frames);
         qtest_add_data_func("vrnic/q35/unplug-with-queued-frames/iothread",
