@@ -34,6 +34,7 @@
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
 #include "qemu/queue.h"
+#include "qemu/rcu.h"
 #include "qemu/thread.h"
 #include "qemu/timer.h"
 #include "qom/object.h"
@@ -163,6 +164,7 @@ static bool vrnic_dma_direct(VrnicState *s, uint64_t addr, uint8_t *buf,
 {
     AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
 
+    RCU_READ_LOCK_GUARD();
     smp_mb();   /* pci_dma_rw()'s dma_barrier() */
     while (len) {
         MemoryRegionCache c;
@@ -829,22 +831,25 @@ static void vrnic_reset_hold(Object *obj, ResetType type)
 
     QEMU_LOCK_GUARD(&s->lock);
     vrnic_purge_wire(s);
-    vrnic_cancel_work(s);
     /*
      * What the core handed over before the reset does not reach the
      * driver after it: doorbells for rings now gone, interrupts, frames
      * (discarded like the netdev's queued ones, so the core's count of
-     * unsent frames returns to 0).
+     * unsent frames returns to 0). Before the work is cancelled, since
+     * reporting frames sent may kick some.
      */
     WITH_QEMU_LOCK_GUARD(&s->handoff_lock) {
         s->db_count = 0;
         QSIMPLEQ_CONCAT(&txq, &s->txq);
     }
-    bitmap_zero(s->irq_pending, ARRAY_SIZE(s->irq_pending) * BITS_PER_LONG);
+    for (size_t w = 0; w < ARRAY_SIZE(s->irq_pending); w++) {
+        qatomic_set(&s->irq_pending[w], 0);
+    }
     QSIMPLEQ_FOREACH(f, &txq, next) {
         vrnic_core_wire_sent(&s->core);
     }
     vrnic_frames_free(&txq);
+    vrnic_cancel_work(s);
     vrnic_core_reset(&s->core);
 }
 
