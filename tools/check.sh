@@ -115,13 +115,17 @@ guest single -t 1800 -m 1024 -- \
 	"provider_objects:/usr/bin/python3 drivers/providers/vrnic/tests/test_objects_guest.py vrnic0" \
 	"$(pyverbs suite)" \
 	"process_cleanup:selftests/vrnic/process_cleanup.sh" \
-	"module_reload:selftests/vrnic/module_reload.sh"
+	"module_reload:selftests/vrnic/module_reload.sh" \
+	"harness_vcpu_sched:selftests/harness_vcpu_sched.sh"
 
 props=max-qp=77,max-cq=99,max-mr=123,max-pd=55,max-qp-wr=512,max-cqe=256,max-srq=33,max-srq-wr=128,num-comp-vectors=6
 expect="VRNIC_EXPECT_MAX_QP=77 VRNIC_EXPECT_MAX_CQ=99 VRNIC_EXPECT_MAX_MR=123"
 expect+=" VRNIC_EXPECT_MAX_PD=55 VRNIC_EXPECT_MAX_QP_WR=512 VRNIC_EXPECT_MAX_CQE=256"
 expect+=" VRNIC_EXPECT_MAX_SRQ=33 VRNIC_EXPECT_MAX_SRQ_WR=128 VRNIC_EXPECT_NUM_COMP_VECTORS=6"
-guest single-props -t 600 -d "$props" -- \
+# At --vcpu-sched other: the harness's other policy (one guest, nothing
+# busy-polls against it).
+guest single-props -t 600 -d "$props" --vcpu-sched other -- \
+	"harness_vcpu_sched_other:selftests/harness_vcpu_sched.sh other" \
 	"device_attrs_props:$expect selftests/vrnic/device_attrs.sh" \
 	"query_verbs_props:$expect build/selftests/vrnic/query_verbs" \
 	"msix_props:$expect selftests/vrnic/msix.sh" \
