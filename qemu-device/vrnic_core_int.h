@@ -12,6 +12,14 @@
 #include "trace.h"
 
 /*
+ * QEMU builds with -ftrivial-auto-var-init=zero, which zeroes every local
+ * on entry. A frame buffer (4-9 KiB) that the code writes in full before
+ * anything reads it, and of which only the bytes written ever leave, is
+ * declared with this so a packet does not pay for zeroing it.
+ */
+#define VRNIC_UNINITIALIZED __attribute__((uninitialized))
+
+/*
  * Report a guest programming error: the trace event (with the same
  * arguments) plus a LOG_GUEST_ERROR line naming the event and the function.
  * The caller then ignores the access or fails the operation with a status.

@@ -92,7 +92,7 @@ static void vrnic_eth_notify(VrnicCore *core, bool *armed)
 void vrnic_eth_tx_process(VrnicCore *core)
 {
     VrnicRing *tx = &core->eth_tx;
-    uint8_t frame[VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD];
+    uint8_t frame[VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD] VRNIC_UNINITIALIZED;
     unsigned done = 0;
 
     /* A full wire stops the ring: vrnic_core_wire_sent kicks it again. */

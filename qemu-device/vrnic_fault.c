@@ -227,7 +227,7 @@ void vrnic_fault_frame(VrnicCore *core, uint8_t dir, const uint8_t *frame,
     const VrnicFaultCfg *c = &core->fault_cfg;
     struct VrnicFault *f = core->fault;
     uint64_t *st = core->stats.port;
-    uint8_t buf[VRNIC_FAULT_FRAME];
+    uint8_t buf[VRNIC_FAULT_FRAME] VRNIC_UNINITIALIZED;
     int64_t now;
     bool dup;
 

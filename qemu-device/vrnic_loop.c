@@ -52,7 +52,7 @@ void vrnic_loop_put(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
 void vrnic_loop_process(VrnicCore *core)
 {
     VrnicLoop *l = core->loop;
-    uint8_t frame[VRNIC_XPORT_FRAME];
+    uint8_t frame[VRNIC_XPORT_FRAME] VRNIC_UNINITIALIZED;
     unsigned n = 0;
 
     while (l->head != l->tail && n++ < VRNIC_LOOP_SLOTS) {

@@ -406,7 +406,7 @@ static VrnicTxRes vrnic_tx_packet(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     uint32_t off = s->sent * s->pmtu;
     uint32_t plen = vrnic_op_is_rd(s->hdr.opcode) ? 0 :
                     MIN(s->pmtu, s->len - off);
-    uint8_t frame[VRNIC_XPORT_FRAME];
+    uint8_t frame[VRNIC_XPORT_FRAME] VRNIC_UNINITIALIZED;
     const VrnicPath *path;
     uint32_t mc_local;
     VrnicPktHdrs h;

@@ -122,7 +122,7 @@ static VrnicRespOut vrnic_resp_send(VrnicCore *core, uint32_t qpn,
                                     VrnicQp *qp, VrnicPktHdrs *h,
                                     uint32_t plen, VrnicMr *mr, uint64_t va)
 {
-    uint8_t frame[VRNIC_XPORT_FRAME];
+    uint8_t frame[VRNIC_XPORT_FRAME] VRNIC_UNINITIALIZED;
     const VrnicPath *path;
     size_t off, flen;
     bool loop;
