@@ -8,7 +8,9 @@
 #   PCTL <test> <bytes> <min> <median> <p99> <p99.9> <max>   (lat, usec)
 # and each test's full output after a '## <test> <bytes>' header.
 # usage: bench_guest.sh TEST:BYTES:ITERS[:QPS] ...   (tools/bench.sh passes
-# the set); QPS > 1 runs perftest with -q QPS and names the result
+# the set); ITERS is a count (-n) or, ending in s, seconds (-D N -f 1: the
+# time between one-second margins is measured, for bandwidth tests);
+# QPS > 1 runs perftest with -q QPS and names the result
 # <test>-q<QPS> (the aggregate over the QPs). A TEST ending in -e
 # (ib_send_bw-e) runs the perftest without it, with -e: completions
 # through CQ events instead of polling.
@@ -37,7 +39,14 @@ status=0
 for t in "${tests[@]}"; do
 	IFS=: read -r name bytes iters qps <<<"$t"
 	prog=${name%-e}
-	opts="-d $dev -x $gid -F -s $bytes -n $iters${qps:+ -q $qps}"
+	# ITERS ending in s: that many seconds (perftest -D), measured between
+	# one-second margins, instead of a count.
+	if [[ $iters == *s ]]; then
+		count="-D ${iters%s} -f 1"
+	else
+		count="-n $iters"
+	fi
+	opts="-d $dev -x $gid -F -s $bytes $count${qps:+ -q $qps}"
 	[ "$prog" = "$name" ] || opts+=" -e"
 	label=$name${qps:+-q$qps}
 	PAIR_LOG=/tmp/bench.log pair_run "bench-$name-$bytes" "$tmo" \

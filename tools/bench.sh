@@ -4,7 +4,8 @@
 # ratio vrnic/rxe. Latency: ib_{write,read,send}_lat at 2 B and 4 KiB
 # (-n 200, t_typical in usec), and ib_send_lat -e (completions through CQ
 # events); bandwidth: ib_{write,read,send}_bw at 4 KiB, 16 KiB and 64 KiB
-# (-n 100, BW average in MB/s). Every test has its own timeout,
+# (-D 5 -f 1: 5 s each, the 3 s between one-second margins measured; BW
+# average in MB/s). Every test has its own timeout,
 # and a failing test is a FAIL cell with its reason, never a hang.
 # Then throughput under faults: ib_write_bw and ib_send_bw at 64 KiB x 1000
 # on a lossless vrnic pair and on one with the fault injector on both ports
@@ -26,6 +27,7 @@
 #
 # usage: tools/bench.sh [--nic 'vrnic rxe'] [--faults PROPS]
 #                       [--fault-iters N] [-t SEC] [TEST:BYTES:ITERS ...]
+#   TEST:BYTES:ITERS  ITERS a count (-n) or seconds (5s: -D 5 -f 1)
 #   --nic LIST     the pairs to boot, in order (default: vrnic rxe)
 #   --faults PROPS -device vrnic fault properties of the faulted pair
 #                  (default: 1% drop, 1% reorder, 0.1% dup, 0.1% corrupt;
@@ -66,9 +68,9 @@ tests=("$@")
 	ib_write_lat:2:200 ib_write_lat:4096:200
 	ib_read_lat:2:200 ib_read_lat:4096:200
 	ib_send_lat:2:200 ib_send_lat:4096:200 ib_send_lat-e:2:200
-	ib_write_bw:4096:100 ib_write_bw:16384:100 ib_write_bw:65536:100
-	ib_read_bw:4096:100 ib_read_bw:16384:100 ib_read_bw:65536:100
-	ib_send_bw:4096:100 ib_send_bw:16384:100 ib_send_bw:65536:100
+	ib_write_bw:4096:5s ib_write_bw:16384:5s ib_write_bw:65536:5s
+	ib_read_bw:4096:5s ib_read_bw:16384:5s ib_read_bw:65536:5s
+	ib_send_bw:4096:5s ib_send_bw:16384:5s ib_send_bw:65536:5s
 )
 out=$VRNIC_TOP/build/bench
 mkdir -p "$out"
@@ -143,14 +145,14 @@ done
 # the same, so the ratio compares like with like (100 iterations last a
 # fraction of a second and vary 3x between runs).
 ftests=(ib_write_bw:65536:$fiters ib_send_bw:65536:$fiters)
-jtests=(ib_write_bw:65536:1000 ib_read_bw:65536:1000 ib_send_bw:65536:1000
-	ib_send_bw-e:65536:1000 ib_write_bw:65536:250:4)
+jtests=(ib_write_bw:65536:5s ib_read_bw:65536:5s ib_send_bw:65536:5s
+	ib_send_bw-e:65536:5s ib_write_bw:65536:5s:4)
 if [ "$jumbo" = on ]; then
 	for nic in $nics; do
 		run_pair "$nic-jumbo" "$nic" --mtu 9000 -- "${jtests[@]}"
 	done
 fi
-iotests=(ib_write_bw:65536:1000 ib_read_bw:65536:1000 ib_send_bw:65536:1000
+iotests=(ib_write_bw:65536:5s ib_read_bw:65536:5s ib_send_bw:65536:5s
 	ib_write_lat:2:200 ib_read_lat:2:200 ib_send_lat:2:200)
 if [ "$iothread" = on ]; then
 	run_pair vrnic-mainloop vrnic --mtu 9000 -- "${iotests[@]}"
@@ -224,7 +226,7 @@ if [ "$faults" != none ]; then
 fi
 if [ "$jumbo" = on ]; then
 	echo
-	echo "path MTU 4096 (netdev MTU 9000), 64 MiB per test; wire limit at 4154-byte frames: ${res[wire,4154]:-?} MB/s"
+	echo "path MTU 4096 (netdev MTU 9000), 5 s per test; wire limit at 4154-byte frames: ${res[wire,4154]:-?} MB/s"
 	set -- $nics
 	{
 		printf '%-16s %6s %-5s' test bytes unit
@@ -315,7 +317,7 @@ echo "host: $machine; load average $(cut -d' ' -f1-3 /proc/loadavg); logs in $ou
 		wire) echo "wire limit (two processes, unix datagrams):" ;;
 		table) echo "perftest, path MTU 1024 (lat: median usec; bw: MB/s):" ;;
 		p99) echo "latency, 99th percentile (usec):" ;;
-		jumbo) echo "perftest, path MTU 4096, 64 MiB per test (MB/s):" ;;
+		jumbo) echo "perftest, path MTU 4096, 5 s per test (MB/s):" ;;
 		iothread) echo "vrnic on the main loop or in an IOThread, path MTU 4096 (lat: median usec; bw: MB/s):" ;;
 		faults) echo "vrnic under faults ($faults), 64 KiB x $fiters (MB/s):" ;;
 		nvme) echo "NVMe over RDMA (fio):" ;;
