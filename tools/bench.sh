@@ -130,7 +130,9 @@ if [ "$nvme" != only ]; then
 	step "bench-core: two device cores on an in-memory wire, one host thread"
 	build/bench/bench_xport 2 | tee "$out/core.txt"
 	step "wire limit: two processes, one unix datagram per frame"
-	wl() { build/bin/wire-limit "$1" 2; }
+	# The best of three 2-second runs: one run can lose a third of its
+	# rate to where the scheduler happens to put the two processes.
+	wl() { for _ in 1 2 3; do build/bin/wire-limit "$1" 2; done | sort -k5,5n | tail -n 1; }
 	# WRITE MIDDLE frames: Ethernet + IPv4 + UDP + BTH + payload + ICRC.
 	for f in 1082 4154; do wl $f; done | tee "$out/wire.txt"
 	while read -r _ bytes _ _ gbs _; do
@@ -145,8 +147,9 @@ done
 # the same, so the ratio compares like with like (100 iterations last a
 # fraction of a second and vary 3x between runs).
 ftests=(ib_write_bw:65536:$fiters ib_send_bw:65536:$fiters)
+# perftest's event mode has no duration mode: 10000 x 64 KiB.
 jtests=(ib_write_bw:65536:5s ib_read_bw:65536:5s ib_send_bw:65536:5s
-	ib_send_bw-e:65536:5s ib_write_bw:65536:5s:4)
+	ib_send_bw-e:65536:10000 ib_write_bw:65536:5s:4)
 if [ "$jumbo" = on ]; then
 	for nic in $nics; do
 		run_pair "$nic-jumbo" "$nic" --mtu 9000 -- "${jtests[@]}"
