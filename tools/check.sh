@@ -116,16 +116,18 @@ guest single -t 1800 -m 1024 -- \
 	"$(pyverbs suite)" \
 	"process_cleanup:selftests/vrnic/process_cleanup.sh" \
 	"module_reload:selftests/vrnic/module_reload.sh" \
-	"harness_vcpu_sched:selftests/harness_vcpu_sched.sh"
+	"harness_vcpu_sched:selftests/harness_vcpu_sched.sh" \
+	"harness_cpu_pin:selftests/harness_cpu_pin.sh"
 
 props=max-qp=77,max-cq=99,max-mr=123,max-pd=55,max-qp-wr=512,max-cqe=256,max-srq=33,max-srq-wr=128,num-comp-vectors=6
 expect="VRNIC_EXPECT_MAX_QP=77 VRNIC_EXPECT_MAX_CQ=99 VRNIC_EXPECT_MAX_MR=123"
 expect+=" VRNIC_EXPECT_MAX_PD=55 VRNIC_EXPECT_MAX_QP_WR=512 VRNIC_EXPECT_MAX_CQE=256"
 expect+=" VRNIC_EXPECT_MAX_SRQ=33 VRNIC_EXPECT_MAX_SRQ_WR=128 VRNIC_EXPECT_NUM_COMP_VECTORS=6"
-# At --vcpu-sched other: the harness's other policy (one guest, nothing
-# busy-polls against it).
-guest single-props -t 600 -d "$props" --vcpu-sched other -- \
+# At --vcpu-sched other --pin off: the harness's other placement (one
+# guest, nothing busy-polls against it).
+guest single-props -t 600 -d "$props" --vcpu-sched other --pin off -- \
 	"harness_vcpu_sched_other:selftests/harness_vcpu_sched.sh other" \
+	"harness_cpu_pin_off:selftests/harness_cpu_pin.sh off" \
 	"device_attrs_props:$expect selftests/vrnic/device_attrs.sh" \
 	"query_verbs_props:$expect build/selftests/vrnic/query_verbs" \
 	"msix_props:$expect selftests/vrnic/msix.sh" \
@@ -146,6 +148,7 @@ wire() {
 }
 
 guest pair -n 2 -t 900 --pcap "$out/pair.pcap" -- \
+	"pair_cpu_pin:selftests/harness_cpu_pin.sh" \
 	"pair_ping:selftests/vrnic/pair_ping.sh" \
 	"pair_verbs:selftests/vrnic/pair_verbs.sh"
 # vrnic's own RoCEv2 on the wire: pingpongs (RC/UC SEND, UD SEND ONLY with
