@@ -82,6 +82,11 @@ $(B)/bin/wire-limit: tools/wire-limit/wire-limit.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -o $@ $<
 
+# The host's cross-CPU wake-up on its own (tools/wake-limit/), for make bench.
+$(B)/bin/wake-limit: tools/wake-limit/wake-limit.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -pthread -o $@ $<
+
 # The ICRC checker shares the device's codec (no second implementation).
 ICRC_CHECK_SRCS := tools/icrc-check/icrc-check.c qemu-device/vrnic_icrc.c \
 	qemu-device/vrnic_pkt.c
@@ -203,7 +208,7 @@ demo: setup all
 	@tools/demo.sh $(DEMO_ARGS)
 
 # perftest, vrnic vs rdma_rxe (not part of check): Documentation/benchmarks.rst
-bench: setup all $(B)/bench/bench_xport $(B)/bin/wire-limit
+bench: setup all $(B)/bench/bench_xport $(B)/bin/wire-limit $(B)/bin/wake-limit
 	@tools/bench.sh $(BENCH_ARGS)
 
 # QEMU's qtests of the device (Documentation/qtest.rst); make check runs them too

@@ -15,9 +15,10 @@
 # IOPS at iodepth 32, 4 KiB random read latency at iodepth 1 (p50, p99),
 # 128 KiB sequential read and write MB/s; a table with vrnic/rxe.
 # Before the guests: bench-core (the device core alone, two cores in one
-# process on an in-memory wire, against memcpy) and the wire limit (two
+# process on an in-memory wire, against memcpy), the wire limit (two
 # processes blasting frames of the sizes in use through the guests' kind
-# of socket). After the path-MTU-1024 pairs, the same NICs with jumbo
+# of socket) and the wake limit (two threads on two CPUs waking each
+# other, the floor under the guests' latency). After the path-MTU-1024 pairs, the same NICs with jumbo
 # frames (--mtu 9000: path MTU 4096) run 64 KiB bandwidth, shown against
 # each other and against the wire limit at that frame size. Then the
 # IOThread: two vrnic pairs at path MTU 4096, one with the device's work
@@ -74,7 +75,7 @@ tests=("$@")
 )
 out=$VRNIC_TOP/build/bench
 mkdir -p "$out"
-rm -f "$out"/{core,wire,table,p99,faults,jumbo,iothread,nvme}.txt "$out"/*.dat "$out/bench.png"
+rm -f "$out"/{core,wire,wake,table,p99,faults,jumbo,iothread,nvme}.txt "$out"/*.dat "$out/bench.png"
 
 machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, $(uname -sr)"
 step "bench: perftest, vrnic vs rdma_rxe, TCG guests ($(date -u +%Y-%m-%dT%H:%MZ))"
@@ -138,6 +139,8 @@ if [ "$nvme" != only ]; then
 	while read -r _ bytes _ _ gbs _; do
 		res[wire,$bytes]=$(awk -v g="$gbs" 'BEGIN { printf "%.1f", g * 1000 }')
 	done <"$out/wire.txt"
+	step "wake limit: two threads on two CPUs waking each other through eventfds"
+	for m in spin idle; do build/bin/wake-limit "$m"; done | tee "$out/wake.txt"
 fi
 
 for nic in $nics; do
@@ -312,12 +315,13 @@ echo "host: $machine; load average $(cut -d' ' -f1-3 /proc/loadavg); logs in $ou
 # Every table of this run, with its date and machine, in one file.
 {
 	echo "make bench, $(date -u +%Y-%m-%d) on $machine (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
-	for f in core wire table p99 jumbo iothread faults nvme; do
+	for f in core wire wake table p99 jumbo iothread faults nvme; do
 		[ -s "$out/$f.txt" ] || continue
 		echo
 		case $f in
 		core) echo "bench-core (the device core alone, one host thread):" ;;
 		wire) echo "wire limit (two processes, unix datagrams):" ;;
+		wake) echo "wake limit (two threads on two CPUs, eventfd; spin: a SCHED_IDLE busy-poller on each):" ;;
 		table) echo "perftest, path MTU 1024 (lat: median usec; bw: MB/s):" ;;
 		p99) echo "latency, 99th percentile (usec):" ;;
 		jumbo) echo "perftest, path MTU 4096, 5 s per test (MB/s):" ;;
