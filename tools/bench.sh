@@ -18,9 +18,10 @@
 # process on an in-memory wire, against memcpy), the wire limit (two
 # processes blasting frames of the sizes in use through the guests' kind
 # of socket) and the wake limit (two threads on two CPUs waking each
-# other, the floor under the guests' latency). After the path-MTU-1024 pairs, the same NICs with jumbo
-# frames (--mtu 9000: path MTU 4096) run 64 KiB bandwidth, shown against
-# each other and against the wire limit at that frame size. Then the
+# other, the floor under the guests' latency). After the path-MTU-1024
+# pairs, the same NICs with jumbo frames (--mtu 9000: path MTU 4096) run
+# 64 KiB bandwidth, shown against each other and against the wire limit at
+# that frame size. Then the
 # IOThread: two vrnic pairs at path MTU 4096, one with the device's work
 # on QEMU's main loop (the default) and one with -device vrnic,iothread=
 # (tools/vm --iothread), the same bandwidth and latency tests side by side.

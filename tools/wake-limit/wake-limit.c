@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,12 +35,23 @@
 
 static int ping_fd, pong_fd;
 static int cpu[2];
-static volatile bool done;
+static atomic_bool done;
 
 static void die(const char *what)
 {
     perror(what);
     exit(1);
+}
+
+/* pthread_* return their error instead of setting errno. */
+static void start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    int err = pthread_create(t, NULL, fn, arg);
+
+    if (err) {
+        fprintf(stderr, "wake-limit: pthread_create: %s\n", strerror(err));
+        exit(1);
+    }
 }
 
 static void pin(int c)
@@ -70,7 +82,7 @@ static void *spinner(void *arg)
     if (sched_setscheduler(0, SCHED_IDLE, &sp)) {
         die("wake-limit: SCHED_IDLE");
     }
-    while (!done) {
+    while (!atomic_load_explicit(&done, memory_order_relaxed)) {
         /* busy-poll, like perftest in a guest */
     }
     return NULL;
@@ -134,13 +146,9 @@ int main(int argc, char **argv)
         die("wake-limit: setup");
     }
     for (int i = 0; spin && i < 2; i++) {
-        if (pthread_create(&spinners[i], NULL, spinner, (void *)(intptr_t)i)) {
-            die("wake-limit: pthread_create");
-        }
+        start(&spinners[i], spinner, (void *)(intptr_t)i);
     }
-    if (pthread_create(&far, NULL, echo, NULL)) {
-        die("wake-limit: pthread_create");
-    }
+    start(&far, echo, NULL);
     pin(cpu[0]);
     usleep(100 * 1000);     /* the threads on their CPUs */
     for (int i = 0; i < n; i++) {
@@ -157,7 +165,7 @@ int main(int argc, char **argv)
         die("wake-limit: write");
     }
     pthread_join(far, NULL);
-    done = true;
+    atomic_store(&done, true);
     for (int i = 0; spin && i < 2; i++) {
         pthread_join(spinners[i], NULL);
     }
