@@ -286,4 +286,4 @@ guest ulp_iser -n 2 -m 1024 -t 900 -- "ulp_iser:selftests/vrnic/ulp_iser.sh"
 guest ulp_srp -n 2 -m 1024 -t 900 -- "ulp_srp:selftests/vrnic/ulp_srp.sh"
 
 step "summary ($((SECONDS - t0)) s)"
-python3 "$VRNIC_TOP/tools/tap-summary.py" "$out"/*.tap
+python3 "$VRNIC_TOP/tools/tap-summary.py" --why "$out"/*.tap

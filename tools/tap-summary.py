@@ -7,10 +7,17 @@ Counts every top-level TAP result: 'ok' = passed, 'ok ... # SKIP' = skipped
 plan, a bail-out, no results at all, or a non-zero exit with no failing
 result counts as one more failure, so a crash is never silent.
 Prints a line per section and ends with 'N passed, N failed, N skipped'.
-usage: tap-summary.py FILE...   (exit status 1 if anything failed)
+With --why, each failure is followed by the diagnostic comment lines ('# ...')
+that came just before it (the tools' output a pair test prints), so a CI log
+that keeps only the end still shows why.
+usage: tap-summary.py [-v] [--why] FILE...   (exit status 1 if anything failed)
 """
+import collections
 import re
 import sys
+
+WHY_LINES = 30      # comment lines kept before each failure
+WHY_FAILURES = 4    # failures shown with their comment lines
 
 RESULT = re.compile(r"^(not ok|ok)\b(?:\s+\d+)?\s*(.*)$")
 PLAN = re.compile(r"^1\.\.(\d+)(.*)$")
@@ -23,9 +30,14 @@ class Section:
         self.plan = None
         self.results = 0
         self.notes = []
+        self.why = []
+        self.recent = collections.deque(maxlen=WHY_LINES)
         self.exit = None
 
     def feed(self, line):
+        if line.startswith("#"):
+            self.recent.append(line)
+            return
         m = PLAN.match(line)
         if m:
             self.plan = (self.plan or 0) + int(m.group(1))
@@ -45,7 +57,11 @@ class Section:
         if m.group(1) == "not ok":
             self.failed += 1
             self.notes.append("FAILED: " + desc)
-        elif re.search(r"#\s*SKIP", desc, re.I):
+            self.why.append(("FAILED: " + desc, list(self.recent)))
+            self.recent.clear()
+            return
+        self.recent.clear()
+        if re.search(r"#\s*SKIP", desc, re.I):
             self.skipped += 1
             self.notes.append("skipped: " + desc)
         else:
@@ -90,10 +106,12 @@ def parse(path):
     return sections
 
 
-def main(paths):
+def main(paths, verbose, why):
     total = [0, 0, 0]
+    failures = []
     for p in paths:
         for s in parse(p):
+            failures += [(s.name, w) for w in s.why]
             total[0] += s.passed
             total[1] += s.failed
             total[2] += s.skipped
@@ -101,11 +119,18 @@ def main(paths):
             print(f"  {state} {s.name}: {s.passed} passed, {s.failed} failed, "
                   f"{s.skipped} skipped")
             for n in s.notes:
-                if n.startswith("FAILED") or "-v" in sys.argv:
+                if n.startswith("FAILED") or verbose:
                     print(f"         {n}")
+    if why:
+        for name, (what, lines) in failures[:WHY_FAILURES]:
+            print(f"--- {name}: {what}; the lines before it:")
+            for line in lines:
+                print(f"  {line}")
     print(f"{total[0]} passed, {total[1]} failed, {total[2]} skipped")
     return 1 if total[1] else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main([a for a in sys.argv[1:] if a != "-v"]))
+    args = sys.argv[1:]
+    sys.exit(main([a for a in args if a not in ("-v", "--why")],
+                  "-v" in args, "--why" in args))
