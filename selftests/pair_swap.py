@@ -3,7 +3,8 @@
 connects (TCP over the wire, like pair_barrier.py, on its own port).
 
 usage: pair_swap.py NAME < MINE > THEIRS  (both nodes call it with the same
-NAME, within 60 s of each other; each prints what the other sent).
+NAME, within VRNIC_BARRIER_TIMEOUT seconds of each other, default 60; each
+prints what the other sent).
 """
 import os
 import socket
@@ -13,10 +14,11 @@ import time
 PORT = 7473
 name = sys.argv[1]
 data = (name + "\n" + sys.stdin.read()).encode()
-deadline = time.monotonic() + 60
+wait = float(os.environ.get("VRNIC_BARRIER_TIMEOUT", "60"))
+deadline = time.monotonic() + wait
 if os.environ["VRNIC_NODE"] == "1":
     srv = socket.create_server(("", PORT), reuse_port=True)
-    srv.settimeout(60)
+    srv.settimeout(wait)
     c, _ = srv.accept()
 else:
     while True:
@@ -28,7 +30,7 @@ else:
             if time.monotonic() > deadline:
                 sys.exit("pair_swap: the peer never arrived")
             time.sleep(0.5)
-c.settimeout(60)
+c.settimeout(max(deadline - time.monotonic(), 1))
 c.sendall(len(data).to_bytes(4, "little") + data)
 got = b""
 while len(got) < 4 or len(got) < 4 + int.from_bytes(got[:4], "little"):

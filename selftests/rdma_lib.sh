@@ -28,49 +28,77 @@ wait_gid() {
 }
 
 # A client that ran before its server was listening fails fast with one of
-# these; anything else is a real failure and is not retried.
-PAIR_RETRY_PATTERN="Couldn't connect to|RDMA_CM_EVENT_REJECTED|RDMA_CM_EVENT_ADDR_ERROR|RDMA_CM_EVENT_ROUTE_ERROR|RDMA_CM_EVENT_UNREACHABLE"
+# these; anything else is a real failure and is not retried. perftest -R
+# connects twice (its own channel, then the QPs under test), and its server
+# listens for the second only after a handshake over the first: a client
+# that is quicker there is rejected (RDMA_CM_EVENT_REJECTED), and perftest
+# 4.5 then crashes in its own retry while its server waits for a connection
+# that never comes.
+PAIR_RETRY_PATTERN="Couldn't connect to|RDMA_CM_EVENT_REJECTED|RDMA_CM_EVENT_ADDR_ERROR|RDMA_CM_EVENT_ROUTE_ERROR|RDMA_CM_EVENT_UNREACHABLE|Unexpected CM event bl blka [1378]\\b"
 
 # pair_run NAME TIMEOUT SERVER_CMD CLIENT_CMD
-# Node 1 runs SERVER_CMD, node 0 CLIENT_CMD (bash command lines), each under
-# TIMEOUT seconds. The client starts after a barrier and is retried while it
-# fails to connect (the server may still be starting). Both nodes meet again
-# at the end, so consecutive calls stay in step whatever happened.
+# Node 1 runs SERVER_CMD, node 0 CLIENT_CMD (bash command lines), both
+# within TIMEOUT seconds. The client starts after a barrier; when it fails
+# to connect (the server may not listen yet), the server's run is ended too
+# and both start again, since a server that was half way through a
+# connection cannot take a new client. Both nodes meet again at the end, so
+# consecutive calls stay in step whatever happened.
 # The command's output goes to $PAIR_LOG (default /tmp/pair-NAME.log); the
 # status is the command's (124 = timed out).
 pair_run() {
-	local name=$1 tmo=$2 srv=$3 cli=$4 rc=0 pid
-	local log=${PAIR_LOG:-/tmp/pair-$name.log}
+	local name=$1 tmo=$2 srv=$3 cli=$4 rc=0 pid try=0 left verdict
+	local log=${PAIR_LOG:-/tmp/pair-$name.log} deadline=$((SECONDS + tmo))
 	: >"$log"
-	if [ "$VRNIC_NODE" = 1 ]; then
-		# stdbuf: a tool killed by the timeout still leaves its output.
-		timeout -k 5 "$tmo" stdbuf -oL -eL bash -c "$srv" >"$log" 2>&1 </dev/null &
-		pid=$!
-		# Give the server a moment to listen; the client retries anyway.
-		sleep 1
-		pair_barrier_sh "$name-go" || { kill "$pid" 2>/dev/null; rc=1; }
-		wait "$pid" || rc=$?
-	else
-		pair_barrier_sh "$name-go" || rc=1
-		local deadline=$((SECONDS + tmo)) try=0 left
-		while [ "$rc" = 0 ]; do
-			try=$((try + 1))
-			left=$((deadline - SECONDS))
-			[ "$left" -gt 0 ] || { rc=124; break; }
-			timeout -k 5 "$left" stdbuf -oL -eL bash -c "$cli" >"$log.try" 2>&1 </dev/null
+	while :; do
+		try=$((try + 1))
+		left=$((deadline - SECONDS))
+		[ "$left" -gt 0 ] || left=1
+		if [ "$VRNIC_NODE" = 1 ]; then
+			# stdbuf: a tool killed by the timeout still leaves its output.
+			timeout -k 5 "$left" stdbuf -oL -eL bash -c "$srv" >"$log.try" 2>&1 </dev/null &
+			pid=$!
+			# Give the server a moment to listen; the client retries anyway.
+			sleep 1
+			verdict=stop
+			pair_barrier_sh "$name-go$try" &&
+				verdict=$(VRNIC_BARRIER_TIMEOUT=$((left + 30)) pair_swap "$name-try$try" </dev/null)
+			# No client came, or it will come again to a new server.
+			if [ "$verdict" = stop ] || [ "$verdict" = retry ]; then
+				kill "$pid" 2>/dev/null
+			fi
+			wait "$pid"
 			rc=$?
 			cat "$log.try" >>"$log"
-			if [ "$rc" != 0 ] && [ "$try" -lt 20 ] &&
-				grep -Eq "$PAIR_RETRY_PATTERN" "$log.try"; then
-				echo "pair_run: $name: client attempt $try could not connect, retrying" >>"$log"
+			if [ "$verdict" = retry ]; then
+				echo "pair_run: $name: the client could not connect (attempt $try), starting the server again" >>"$log"
 				rc=0
-				sleep 1
 				continue
 			fi
-			break
-		done
-		rm -f "$log.try"
-	fi
+			[ "$verdict" = stop ] && rc=1
+		else
+			if ! pair_barrier_sh "$name-go$try"; then
+				rc=1
+			else
+				timeout -k 5 "$left" stdbuf -oL -eL bash -c "$cli" >"$log.try" 2>&1 </dev/null
+				rc=$?
+				verdict=done
+				if [ "$rc" != 0 ] && [ "$try" -lt 20 ] && [ "$SECONDS" -lt "$deadline" ] &&
+					grep -Eq "$PAIR_RETRY_PATTERN" "$log.try"; then
+					verdict=retry
+				fi
+				echo "$verdict" | pair_swap "$name-try$try" >/dev/null
+				cat "$log.try" >>"$log"
+				if [ "$verdict" = retry ]; then
+					echo "pair_run: $name: client attempt $try could not connect, retrying" >>"$log"
+					rc=0
+					sleep 1
+					continue
+				fi
+			fi
+		fi
+		break
+	done
+	rm -f "$log.try"
 	# The closing barrier waits at most for the other side's own timeout.
 	VRNIC_BARRIER_TIMEOUT=$((tmo + 30)) pair_barrier_sh "$name-done" || [ "$rc" != 0 ] || rc=1
 	return "$rc"

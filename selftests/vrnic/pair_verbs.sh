@@ -6,7 +6,8 @@
 # SENDs, address resolution through rdma_cm), and the perftest bandwidth
 # (WRITE, READ, SEND, atomic) and latency (WRITE, READ, SEND) tests, each
 # twice: QPs connected by hand (-x GID index) and through rdma_cm (-R, which
-# finds the GID from the IP address itself); always with an explicit -n.
+# finds the GID from the IP address itself); always with an explicit -n;
+# and once with its server late to listen, a test of pair_run itself.
 # Node 1 is the server, node 0 the client.
 . "$(dirname "$0")/../lib.sh"
 . "$VRNIC_TOP/selftests/rdma_lib.sh"
@@ -17,7 +18,7 @@ role=client
 [ "$VRNIC_NODE" = 1 ] && role=server
 
 ktap_print_header
-ktap_set_plan 22
+ktap_set_plan 24
 wait_gid 30
 gid=$(roce_gid_index) || gid=1
 ping -q -c 2 -w 60 -I "$VRNIC_IFACE" "$VRNIC_PEER_IP" >/dev/null
@@ -50,6 +51,13 @@ tool atomic_bw_cm "ib_atomic_bw -d $dev -R -n 50 -F" "$VRNIC_PEER_IP"
 tool write_lat_cm "ib_write_lat -d $dev -R -n 50 -F" "$VRNIC_PEER_IP"
 tool read_lat_cm "ib_read_lat -d $dev -R -n 50 -F" "$VRNIC_PEER_IP"
 tool send_lat_cm "ib_send_lat -d $dev -R -n 50 -F" "$VRNIC_PEER_IP"
+# The harness: the server's second rdma_cm listen 3 s late, once
+# (late_listen.so), so its client is rejected as when a slow guest loses
+# perftest -R's race (index.rst); pair_run must start both sides again.
+once=/tmp/late_listen.once
+rm -f "$once"
+tool write_lat_cm_late "LATE_LISTEN_MS=3000 LATE_LISTEN_ONCE=$once LD_PRELOAD=$VRNIC_TOP/build/selftests/late_listen.so ib_write_lat -d $dev -R -n 50 -F" "$VRNIC_PEER_IP"
+check "write_lat_cm_late ($role): both sides started again" grep -q 'could not connect' /tmp/write_lat_cm_late.log
 # Traffic class 106 in the AH: DSCP 26, ECN 2 on the wire (the host's
 # wire check looks for it in the capture).
 tool send_bw_tclass "ib_send_bw -d $dev -x $gid -n 50 -F --tclass=106" "$VRNIC_PEER_IP"
