@@ -534,13 +534,15 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         }
         /*
          * Bounded new PSNs in flight: wait for ACKs (they re-kick). A
-         * resend (below snd_max) never waits. While a hole is resent, no
-         * new PSN goes out either: a responder that holds nothing past a
-         * gap (rdma_rxe) would take it for a new gap and NAK again.
+         * resend (below snd_max) never waits. While a hole is resent, new
+         * PSNs go out only to a responder known to hold what comes after
+         * a gap, within the window it holds; one that holds nothing
+         * (rdma_rxe) would take them for a new gap and NAK again.
          */
         if (rc && vrnic_psn_diff(psn, x->snd_max) >= 0 &&
-            (x->hole_mode || vrnic_psn_diff(psn, x->acked_psn) >
-                             vrnic_tx_pkt_window(s->pmtu))) {
+            ((x->hole_mode && !x->peer_holds) ||
+             vrnic_psn_diff(psn, x->acked_psn) >
+             vrnic_tx_pkt_window(s->pmtu))) {
             return VRNIC_TX_STOP;
         }
         r = vrnic_tx_packet(core, qpn, qp, s, &d, psn, &ack_req);

@@ -309,6 +309,14 @@ void vrnic_tx_hole_answered(VrnicCore *core, uint32_t qpn,
         vrnic_psn_diff(x->acked_psn, x->hole_psn) < 0) {
         return;
     }
+    /*
+     * An answer past the hole means the responder held what came after
+     * it (one that holds nothing answers the hole alone): from now on new
+     * PSNs may go out while a hole is resent (vrnic_tx_send).
+     */
+    if (vrnic_psn_diff(x->acked_psn, x->hole_psn) > 0) {
+        x->peer_holds = true;
+    }
     if (vrnic_psn_diff(x->acked_psn, x->hole_high) >= 0) {
         x->hole_mode = false;
         return;
@@ -335,7 +343,7 @@ void vrnic_tx_hole_answered(VrnicCore *core, uint32_t qpn,
      * the hole was only late (reordered past the NAK threshold); then
      * some of this resend is duplicates, answered as such.
      */
-    x->hole_mode = false;
+    x->hole_mode = x->peer_holds = false;
     vrnic_tx_go_back(core, qpn, qp, next, false, "after the hole");
     /* Part of the same loss: a NAK for that PSN is a new one. */
     x->gbn_valid = false;

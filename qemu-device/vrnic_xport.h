@@ -245,6 +245,7 @@ typedef struct VrnicXport {
     bool hole_pending;      /* hole_psn is still to be sent again */
     uint32_t hole_psn;
     uint32_t hole_high;     /* the newest PSN sent when the hole was found */
+    bool peer_holds;        /* an answer showed packets held past a gap */
     VrnicSwqe win[VRNIC_TX_WINDOW];
     VrnicPath path;         /* the requester's and the responder's */
 

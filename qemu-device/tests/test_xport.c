@@ -1110,12 +1110,13 @@ TEST_F(pair, answer_before_the_resend_brings_one_packet_again)
 
 /*
  * A's output by frame number (from 1): frames `lost`, `lost2` and `lost3`
- * vanish, frame `late` arrives after frame `late + 1`.
+ * vanish, frame `late` arrives after frame `late + 1`, and frame `park`
+ * waits until the test puts it on the wire.
  */
 typedef struct Script {
-    unsigned n, lost, lost2, lost3, late;
-    size_t len;
-    uint8_t frame[8192];
+    unsigned n, lost, lost2, lost3, late, park;
+    size_t len, parked_len;
+    uint8_t frame[8192], parked[512];
 } Script;
 
 static bool scripted(FakeBus *from, uint8_t *frame, size_t *len, void *arg)
@@ -1124,6 +1125,11 @@ static bool scripted(FakeBus *from, uint8_t *frame, size_t *len, void *arg)
 
     sc->n++;
     if (sc->n == sc->lost || sc->n == sc->lost2 || sc->n == sc->lost3) {
+        return false;
+    }
+    if (sc->n == sc->park && *len <= sizeof(sc->parked)) {
+        memcpy(sc->parked, frame, *len);
+        sc->parked_len = *len;
         return false;
     }
     if (sc->n == sc->late && *len <= sizeof(sc->frame)) {
@@ -1138,6 +1144,110 @@ static bool scripted(FakeBus *from, uint8_t *frame, size_t *len, void *arg)
         return false;
     }
     return true;
+}
+
+/*
+ * Two WRITEs of 16 packets, each losing its second: the first teaches the
+ * requester whether B holds what comes after a gap; for the second, B's
+ * answer to the resent hole is held back while a third WRITE of 8 packets
+ * is posted. Returns how many of those 8 went out before that answer;
+ * every WRITE must then complete with its data in place.
+ */
+static int writes_past_a_hole(struct __test_metadata *_metadata, Node *A,
+                              Node *B, bool *holds_after_first)
+{
+    const uint32_t len2 = 16 * 256, len3 = 8 * 256;
+    uint64_t src = buf_alloc(A, len2 + len3), dst = buf_alloc(B, len2 + len3);
+    Sg s2 = { src, len2, mr_any(A, 0, src, len2 + len3) };
+    Sg s3 = { src + len2, len3, s2.key };
+    uint32_t rkey = mr_any(B, ACC_ALL, dst, len2 + len3);
+    Script sc = { .lost = 2, .park = 17 };
+    unsigned drop = 0, sent, done = 0;
+    struct vrnic_cqe e;
+    VrnicXport *x;
+    Qp qa, qb;
+
+    qp_new(&qa, A, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, B, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 1, 0x40, 0x40);
+    x = vrnic_qp_get(&A->f->core, qa.qpn)->x;
+    ASSERT_FALSE(x->peer_holds);
+    if (write_once(_metadata, A, B, &qa, &qb, 16, &drop, drop_second)) {
+        return -1;
+    }
+    *holds_after_first = x->peer_holds;
+
+    /* The second WRITE: its hole is resent (frame 17) and parked. */
+    fill(A, src, len2 + len3, 7);
+    A->f->wire_hook = scripted;
+    A->f->hook_arg = &sc;
+    post_send(&qa, 2, VRNIC_WQE_OP_RDMA_WRITE, 0, &s2, 1, dst, rkey, 0,
+              NULL, 0);
+    fake_settle(A->f);
+    ASSERT_EQ(17, sc.n);
+    ASSERT_TRUE(x->hole_mode);
+    ASSERT_EQ(vrnic_psn_add(0x40, 16 + 1), x->hole_psn);
+
+    /* The third WRITE, posted while the hole's answer is outstanding. */
+    post_send(&qa, 3, VRNIC_WQE_OP_RDMA_WRITE, 0, &s3, 1, dst + len2, rkey,
+              0, NULL, 0);
+    fake_settle(A->f);
+    sent = sc.n - 17;
+
+    fake_wire_put(A->f->peer, sc.parked, sc.parked_len);
+    for (unsigned i = 0; done < 2; i++) {
+        ASSERT_GT(100, i);      /* bounded: a hang is a failure */
+        fake_settle(A->f);
+        while (poll(A, true, &e)) {
+            ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+            ASSERT_EQ(2 + done, le64toh(e.wr_id));
+            done++;
+        }
+        if (done < 2 && A->f->timer_due != INT64_MAX) {
+            fake_fire_timer(A->f);
+        }
+    }
+    A->f->wire_hook = NULL;
+    ASSERT_EQ(0, memcmp(fake_ptr(A->f, src), fake_ptr(B->f, dst),
+                        len2 + len3));
+    ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&qa));
+    ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&qb));
+    return sent;
+}
+
+/*
+ * Once B's answer to a resent hole has shown that it holds packets past
+ * a gap, new PSNs keep going out while the next hole is resent: the
+ * third WRITE is sent at once, B holds it behind the hole, and only the
+ * two lost packets are ever sent again.
+ */
+TEST_F(pair, new_psns_go_out_past_a_hole_to_a_holding_responder)
+{
+    const uint64_t *ca = self->a.f->core.stats.port;
+    bool holds = false;
+
+    ASSERT_EQ(8, writes_past_a_hole(_metadata, &self->a, &self->b, &holds));
+    ASSERT_TRUE(holds);
+    ASSERT_EQ(2, ca[VRNIC_PORT_STAT_RETRANSMITS]);
+    ASSERT_EQ(0, ca[VRNIC_PORT_STAT_TIMEOUTS]);
+}
+
+/*
+ * A responder that holds nothing past a gap (rdma_rxe; here vrnic with its
+ * device-wide budget used up) would take new PSNs sent during a hole's
+ * resend for a new gap: the requester, which learns it from the first
+ * answer, sends none until the hole is answered.
+ */
+TEST_F(pair, new_psns_wait_past_a_hole_at_a_responder_holding_nothing)
+{
+    const uint64_t *ca = self->a.f->core.stats.port;
+    bool holds = true;
+
+    self->b.f->core.ooo_held = VRNIC_OOO_DEVICE;
+    ASSERT_EQ(0, writes_past_a_hole(_metadata, &self->a, &self->b, &holds));
+    self->b.f->core.ooo_held = 0;
+    ASSERT_FALSE(holds);
+    ASSERT_EQ(0, ca[VRNIC_PORT_STAT_TIMEOUTS]);
 }
 
 /*
