@@ -3,9 +3,12 @@
 # (build/selftests/vrnic/pair_transport, see pair_transport.c): RC, UC and UD
 # operations at every size with the payload verified where it lands,
 # atomics, SRQ, inline data, 3 SGEs, immediate data, and the IBTA error
-# statuses on each side. One more result: the port's rx_qkey_mismatch
+# statuses on each side. Two more results: the port's rx_qkey_mismatch
 # counter (rdma statistic) moves by exactly the one wrong-Q_Key SEND on the
-# responder and stays put on the requester.
+# responder and stays put on the requester; and a 64 MiB RDMA WRITE stream
+# (ib_write_bw) crosses the lossless wire with no packet lost or reordered
+# (the responder's rx_out_of_seq stays put), the netdev's batching
+# included (tools/qemu-patches/).
 # Node 1 is the responder (server), node 0 the requester (client). Extra
 # arguments go to the binary (e.g. -t UD: only the cases naming UD).
 # Knob: PAIR_TRANSPORT_TIMEOUT (whole binary, default 540 s).
@@ -21,7 +24,7 @@ role=requester
 cases=$("$bin" -l "$@") || ktap_exit_fail_msg "$bin -l failed (make -C selftests?)"
 n=$(printf '%s\n' "$cases" | grep -c .)
 ktap_print_header
-ktap_set_plan $((n + 1))
+ktap_set_plan $((n + 2))
 
 # The rx_qkey_mismatch counter of port 1, or nothing if there is none.
 qkey_mismatch() {
@@ -48,6 +51,23 @@ if [ -z "$before" ] || [ -z "$after" ]; then
 else
 	check "rx_qkey_mismatch on $dev/1 ($role): $before -> $after, want +$want" \
 		test $((after - before)) = "$want"
+fi
+
+# A stream of 1024 64 KiB WRITEs, 65536 packets at path MTU 1024, about 32
+# per sendmmsg() and recvmmsg() of the netdevs: on a wire without faults
+# every packet arrives once and in order.
+counter() { port_counters "$dev" | awk -v n="$1" '$1 == n { print $2 }'; }
+oos0=$(counter rx_out_of_seq) pkts0=$(counter rx_pkts)
+PAIR_LOG=/tmp/stream.log pair_run stream 120 "ib_write_bw -d $dev -x $(roce_gid_index) -F -s 65536 -n 1024" \
+	"ib_write_bw -d $dev -x $(roce_gid_index) -F -s 65536 -n 1024 $VRNIC_PEER_IP"
+rc=$?
+tail -n 2 /tmp/stream.log | sed 's/^/# /'
+oos=$(($(counter rx_out_of_seq) - oos0)) pkts=$(($(counter rx_pkts) - pkts0))
+if [ "$role" = responder ]; then
+	check "64 MiB WRITE stream ($role, exit $rc): $pkts packets in, $oos out of sequence" \
+		test "$rc" = 0 -a "$pkts" -ge 65536 -a "$oos" = 0
+else
+	check "64 MiB WRITE stream ($role, exit $rc)" test "$rc" = 0
 fi
 # The binary's status covers its own results (non-zero: one failed).
 [ "$rc" = 0 ] && [ "$KTAP_CNT_FAIL" = 0 ]

@@ -2,15 +2,19 @@
  * wire-limit: what the guests' wire carries with no device behind it.
  * Two processes, one sending and one receiving, blast frames of one size
  * through the kind of socket a tools/vm pair uses, as QEMU's -netdev dgram
- * sets it up (tools/qemu-patches/): unix datagram sockets bound to paths
- * and connected to each other, a 208 KiB send buffer asked for, one send()
- * and one recv() per Ethernet frame, the sender blocking when its buffer
- * is full. Prints "wire-limit: BYTES B frames: GB/s frames/s".
+ * sets it up and uses it (tools/qemu-patches/): unix datagram sockets bound
+ * to paths and connected to each other, a 208 KiB send buffer asked for,
+ * up to PER_CALL (default 32, the netdev's batch) Ethernet frames per
+ * sendmmsg() and per recvmmsg(), the sender blocking when its buffer is
+ * full; PER_CALL 1 is one send() and one recv() per frame, as the netdev
+ * did before it batched. Prints
+ * "wire-limit: BYTES B frames: GB/s frames/s, PER_CALL per call".
  *
- * usage: wire-limit FRAME_BYTES [SECONDS]
+ * usage: wire-limit FRAME_BYTES [SECONDS [PER_CALL]]
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#define _GNU_SOURCE     /* sendmmsg, recvmmsg */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +23,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+
+#define BATCH 32        /* most per call: NET_DGRAM_BATCH of the netdev */
 
 static double now_s(void)
 {
@@ -56,15 +62,20 @@ int main(int argc, char **argv)
 {
     size_t len = argc > 1 ? strtoul(argv[1], NULL, 0) : 0;
     double secs = argc > 2 ? atof(argv[2]) : 2.0, t0, t;
+    int per_call = argc > 3 ? atoi(argv[3]) : BATCH;
     char dir[] = "/tmp/wire-limit.XXXXXX";
     struct sockaddr_un ta, ra;
     static char buf[65536];
+    struct mmsghdr sm[BATCH];
+    struct iovec siov[BATCH];
     unsigned long frames = 0;
     int tx, rx, status;
     pid_t child;
 
-    if (len < 14 || len > sizeof(buf) || !mkdtemp(dir)) {
-        fprintf(stderr, "usage: wire-limit FRAME_BYTES(14..65536) [SECONDS]\n");
+    if (len < 14 || len > sizeof(buf) || per_call < 1 || per_call > BATCH ||
+        !mkdtemp(dir)) {
+        fprintf(stderr, "usage: wire-limit FRAME_BYTES(14..65536) "
+                "[SECONDS [PER_CALL(1..%d)]]\n", BATCH);
         return 2;
     }
     tx = bound(&ta, dir, "tx");
@@ -74,30 +85,46 @@ int main(int argc, char **argv)
     child = fork();
     if (child == 0) {
         /* The receiver: read until the sender's zero-length end mark. */
+        struct mmsghdr m[BATCH];
+        struct iovec iov[BATCH];
+        static char rbuf[BATCH][65536];
+        int n;
+
         close(tx);
-        while (recv(rx, buf, sizeof(buf), 0) > 0) {
-            frames++;
+        for (int i = 0; i < BATCH; i++) {
+            iov[i] = (struct iovec){ rbuf[i], sizeof(rbuf[i]) };
+            m[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i],
+                                            .msg_iovlen = 1 };
+        }
+        while ((n = recvmmsg(rx, m, per_call, MSG_WAITFORONE, NULL)) > 0 &&
+               m[n - 1].msg_len) {
         }
         _exit(0);
     }
     close(rx);
     memset(buf, 0x5a, len);
+    for (int i = 0; i < BATCH; i++) {
+        siov[i] = (struct iovec){ buf, len };
+        sm[i].msg_hdr = (struct msghdr){ .msg_iov = &siov[i],
+                                         .msg_iovlen = 1 };
+    }
     t0 = now_s();
     do {
-        for (int i = 0; i < 64; i++) {
-            if (send(tx, buf, len, 0) != (ssize_t)len) {
-                perror("wire-limit: send");
+        for (int sent = 0, n; sent < per_call; sent += n) {
+            n = sendmmsg(tx, sm + sent, per_call - sent, 0);
+            if (n <= 0) {
+                perror("wire-limit: sendmmsg");
                 return 1;
             }
         }
-        frames += 64;
+        frames += per_call;
         t = now_s() - t0;
     } while (t < secs);
     send(tx, buf, 0, 0);
     waitpid(child, &status, 0);
     t = now_s() - t0;   /* until the receiver has read everything */
-    printf("wire-limit: %zu B frames: %.3f GB/s %.0f frames/s\n", len,
-           frames * len / t / 1e9, frames / t);
+    printf("wire-limit: %zu B frames: %.3f GB/s %.0f frames/s, %d per call\n",
+           len, frames * len / t / 1e9, frames / t, per_call);
     unlink(ta.sun_path);
     unlink(ra.sun_path);
     rmdir(dir);
