@@ -15,7 +15,8 @@
  * Checked against every RoCEv2 frame of a Linux rdma_rxe capture
  * (tests/test_pkt.c, tools/icrc-check).
  *
- * Pure functions over caller-owned buffers; no state.
+ * Pure functions over caller-owned buffers; the only state is the CRC-32
+ * level (vrnic_crc32_limit()).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -29,6 +30,19 @@
  * result to continue. vrnic_crc32(0, "123456789", 9) == 0xCBF43926.
  */
 uint32_t vrnic_crc32(uint32_t crc, const void *buf, size_t len);
+
+/* How vrnic_crc32() computes: the fastest the host CPU has, by default. */
+enum {
+    VRNIC_CRC32_ZLIB,           /* zlib's crc32() */
+    VRNIC_CRC32_PCLMUL,         /* x86 PCLMULQDQ, 128 bits wide */
+    VRNIC_CRC32_VPCLMUL,        /* x86 VPCLMULQDQ and AVX-512, 512 wide */
+};
+
+/*
+ * Use no level above max (the tests run each): returns the level
+ * vrnic_crc32() uses from now on, the CPU's best up to max.
+ */
+unsigned vrnic_crc32_limit(unsigned max);
 
 /*
  * ICRC of the IP packet at ip (IPv4 or IPv6, told by the version nibble),

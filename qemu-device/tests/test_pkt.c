@@ -267,20 +267,15 @@ static uint32_t crc32_bitwise(uint32_t crc, const uint8_t *p, size_t len)
 }
 
 /*
- * The fast path (a PCLMUL fold over 16-byte blocks on x86, zlib for the
- * rest): every length up to a PMTU-1024 frame at 16 alignments and from a
- * nonzero start, the lengths around a PMTU-4096 frame, a 9100-byte buffer,
- * and that buffer split every 37 bytes.
+ * The fast paths (a PCLMUL fold over 16-byte blocks on x86, 128 or 512
+ * bits wide, zlib for the rest), each level the host CPU has: every length
+ * up to a PMTU-1024 frame at 16 alignments and from a nonzero start, the
+ * lengths around a PMTU-4096 frame, a 9100-byte buffer, and that buffer
+ * split every 37 bytes.
  */
-TEST(crc32_fast_path_every_length_and_alignment)
+static void crc32_check_level(const uint8_t *buf, unsigned level,
+                              struct __test_metadata *_metadata)
 {
-    static uint8_t buf[9100 + 16];
-    uint32_t seed = 0x12345678;
-
-    for (size_t i = 0; i < sizeof(buf); i++) {
-        seed = seed * 1103515245 + 12345;
-        buf[i] = seed >> 16;
-    }
     for (size_t len = 0; len <= 1100; len++) {
         for (size_t align = 0; align < 16; align++) {
             ASSERT_EQ(crc32_z(0, buf + align, len),
@@ -299,8 +294,29 @@ TEST(crc32_fast_path_every_length_and_alignment)
         uint32_t crc = vrnic_crc32(0, buf, cut);
 
         ASSERT_EQ(crc32_bitwise(0, buf, 9100),
-                  vrnic_crc32(crc, buf + cut, 9100 - cut));
+                  vrnic_crc32(crc, buf + cut, 9100 - cut)) {
+            TH_LOG("level %u, split at %zu", level, cut);
+        }
     }
+}
+
+TEST(crc32_fast_path_every_length_and_alignment)
+{
+    static uint8_t buf[9100 + 16];
+    uint32_t seed = 0x12345678;
+    unsigned best = vrnic_crc32_limit(VRNIC_CRC32_VPCLMUL);
+
+    for (size_t i = 0; i < sizeof(buf); i++) {
+        seed = seed * 1103515245 + 12345;
+        buf[i] = seed >> 16;
+    }
+    TH_LOG("this CPU's best CRC-32 level: %u of %u", best,
+           VRNIC_CRC32_VPCLMUL);
+    for (unsigned level = VRNIC_CRC32_ZLIB; level <= best; level++) {
+        ASSERT_EQ(level, vrnic_crc32_limit(level));
+        crc32_check_level(buf, level, _metadata);
+    }
+    vrnic_crc32_limit(VRNIC_CRC32_VPCLMUL);
 }
 
 TEST(opcode_table)
