@@ -135,8 +135,10 @@ static uint32_t crc32_vpclmul(uint32_t reg, const uint8_t *p, size_t len)
                                            CRC32_K2048_HI, CRC32_K2048_LO,
                                            CRC32_K2048_HI, CRC32_K2048_LO,
                                            CRC32_K2048_HI, CRC32_K2048_LO);
-    const __m512i k512 = _mm512_set_epi64(CRC32_K2, CRC32_K1, CRC32_K2, CRC32_K1,
-                                          CRC32_K2, CRC32_K1, CRC32_K2, CRC32_K1);
+    const __m512i k512 = _mm512_set_epi64(CRC32_K2, CRC32_K1,
+                                          CRC32_K2, CRC32_K1,
+                                          CRC32_K2, CRC32_K1,
+                                          CRC32_K2, CRC32_K1);
     /* Block i of the last register moves forward by 384, 256, 128, 0. */
     const __m512i klast = _mm512_set_epi64(0, 0, CRC32_K4, CRC32_K3,
                                            CRC32_K256_HI, CRC32_K256_LO,
@@ -160,9 +162,10 @@ static uint32_t crc32_vpclmul(uint32_t reg, const uint8_t *p, size_t len)
     z2 = crc32_fold4(z1, k512, z2);
     z3 = crc32_fold4(z2, k512, z3);
     /*
-     * Blocks 0-2 moved forward onto block 3 (klast's zeros leave block 3
-     * alone), then the four added up. Through memory: GCC 12 warns about
-     * the undefined operand of the lane-moving intrinsics.
+     * Blocks 0-2 moved forward onto block 3 (klast's zeros drop block 3
+     * from the products; the masked z3 adds it back), then the four added
+     * up. Through memory: GCC 12 warns about the undefined operand of the
+     * lane-moving intrinsics.
      */
     z0 = crc32_fold4(z3, klast, _mm512_maskz_mov_epi64(0xc0, z3));
     _mm512_storeu_si512(b, z0);
@@ -276,8 +279,10 @@ uint32_t vrnic_icrc_compute(const uint8_t *ip, size_t ip_len)
     memset(hdr, 0xff, 8);
     memcpy(h, ip, n + more);
     if (hlen == ICRC_IPV6_HLEN) {
-        /* Version stays; traffic class and flow label (the rest of the
-         * first word) and hop limit become ones. */
+        /*
+         * Version stays; traffic class and flow label (the rest of the
+         * first word) and hop limit become ones.
+         */
         h[0] |= 0x0f;
         h[1] = h[2] = h[3] = 0xff;
         h[7] = 0xff;
@@ -297,8 +302,10 @@ uint32_t vrnic_icrc_get(const uint8_t *ip, size_t ip_len)
 {
     const uint8_t *p = ip + ip_len - VRNIC_ICRC_SIZE;
 
-    /* Little-endian on the wire (the CRC register's bit order), unlike
-     * every other multi-byte field of the packet. */
+    /*
+     * Little-endian on the wire (the CRC register's bit order), unlike
+     * every other multi-byte field of the packet.
+     */
     return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
