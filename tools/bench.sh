@@ -17,8 +17,9 @@
 # Before the guests: bench-core (the device core alone, two cores in one
 # process on an in-memory wire, against memcpy), the wire limit (two
 # processes blasting frames of the sizes in use through the guests' kind
-# of socket, 32 per system call as the netdev does, and one per call) and the wake limit (two threads on two CPUs waking each
-# other, the floor under the guests' latency). After the path-MTU-1024
+# of socket, 32 per system call as the netdev does, and one per call) and
+# the wake limit (two threads on two CPUs waking each other, the floor
+# under the guests' latency). After the path-MTU-1024
 # pairs, the same NICs with jumbo frames (--mtu 9000: path MTU 4096) run
 # 64 KiB bandwidth, shown against each other and against the wire limit at
 # that frame size. Then the

@@ -26,20 +26,17 @@ n=$(printf '%s\n' "$cases" | grep -c .)
 ktap_print_header
 ktap_set_plan $((n + 2))
 
-# The rx_qkey_mismatch counter of port 1, or nothing if there is none.
-qkey_mismatch() {
-	rdma statistic show link "$dev/1" 2>/dev/null |
-		awk '{ for (i = 1; i < NF; i++) if ($i == "rx_qkey_mismatch") print $(i + 1) }'
-}
+# Port 1's counter NAME (rdma statistic), or nothing if there is none.
+counter() { port_counters "$dev" | awk -v n="$1" '$1 == n { print $2 }'; }
 
 wait_gid 30 || ktap_print_msg "no RoCE v2 IPv4 GID on $dev after 30 s"
-before=$(qkey_mismatch)
+before=$(counter rx_qkey_mismatch)
 pair_barrier_sh transport-go
 # The binary prints the results; this script adds the last one.
 timeout -k 5 "$tmo" "$bin" -n "$@"
 rc=$?
 VRNIC_BARRIER_TIMEOUT=$((tmo + 30)) pair_barrier_sh transport-done
-after=$(qkey_mismatch)
+after=$(counter rx_qkey_mismatch)
 ktap_print_msg "rdma statistic show link $dev/1 after the run:"
 rdma statistic show link "$dev/1" 2>&1 | fold -s -w 120 | sed 's/^/#   /'
 
@@ -56,7 +53,6 @@ fi
 # A stream of 1024 64 KiB WRITEs, 65536 packets at path MTU 1024, about 32
 # per sendmmsg() and recvmmsg() of the netdevs: on a wire without faults
 # every packet arrives once and in order.
-counter() { port_counters "$dev" | awk -v n="$1" '$1 == n { print $2 }'; }
 oos0=$(counter rx_out_of_seq) pkts0=$(counter rx_pkts)
 PAIR_LOG=/tmp/stream.log pair_run stream 120 "ib_write_bw -d $dev -x $(roce_gid_index) -F -s 65536 -n 1024" \
 	"ib_write_bw -d $dev -x $(roce_gid_index) -F -s 65536 -n 1024 $VRNIC_PEER_IP"

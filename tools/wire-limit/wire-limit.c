@@ -6,8 +6,8 @@
  * to paths and connected to each other, a 208 KiB send buffer asked for,
  * up to PER_CALL (default 32, the netdev's batch) Ethernet frames per
  * sendmmsg() and per recvmmsg(), the sender blocking when its buffer is
- * full; PER_CALL 1 is one send() and one recv() per frame, as the netdev
- * did before it batched. Prints
+ * full; PER_CALL 1 is one system call per frame on each side, as the
+ * netdev's send() and recv() were before it batched. Prints
  * "wire-limit: BYTES B frames: GB/s frames/s, PER_CALL per call".
  *
  * usage: wire-limit FRAME_BYTES [SECONDS [PER_CALL]]
