@@ -229,6 +229,7 @@ static const char *vrnic_tx_rnr_nak(VrnicCore *core, uint32_t qpn,
         return NULL;
     }
     wait = vrnic_rnr_ns(VRNIC_FIELD_GET(VRNIC_AETH_VALUE_MASK, syn));
+    x->peer_rnr_ns = wait;      /* how long a limited WQE waits */
     x->rnr_retries++;
     core->stats.port[VRNIC_PORT_STAT_RNR_RETRIES]++;
     trace_vrnic_tx_rnr_wait(qpn, psn, wait,
@@ -369,6 +370,40 @@ static const char *vrnic_tx_read_resp(VrnicCore *core, uint32_t qpn,
     return drop;
 }
 
+/*
+ * The credits an AETH of the ACK type carries (an ACK, an ATOMIC ACK, a
+ * READ response FIRST/LAST/ONLY): the limit moves to MSN + credits, never
+ * back (an older ACK may come late). An MSN past the newest message
+ * started is a peer's error and moves nothing. An ACK that moves the limit
+ * but acknowledges nothing new is a credit update: this responder sends
+ * them. 0x1F: the responder gives no credits; the requester stops
+ * counting (vrnic_tx_credit_ok).
+ */
+static void vrnic_tx_credits(VrnicXport *x, const VrnicPkt *pkt)
+{
+    uint8_t syn = pkt->hdr.aeth.syndrome;
+    uint8_t code = VRNIC_FIELD_GET(VRNIC_AETH_VALUE_MASK, syn);
+    uint32_t msn = pkt->hdr.aeth.msn, lsn;
+
+    if (VRNIC_FIELD_GET(VRNIC_AETH_TYPE_MASK, syn) != VRNIC_AETH_ACK) {
+        return;
+    }
+    if (code == VRNIC_AETH_CREDITS_INVALID) {
+        x->credits_off = true;
+        return;
+    }
+    lsn = vrnic_psn_add(msn, vrnic_aeth_credit_count(code));
+    if (vrnic_psn_diff(msn, x->ssn) <= 0 &&
+        vrnic_psn_diff(lsn, x->lsn) > 0) {
+        x->lsn = lsn;
+        x->probe_due = 0;       /* no need to probe */
+        if ((pkt->hdr.bth.opcode & ~VRNIC_IB_TRANSPORT_MASK) == VRNIC_IB_ACK &&
+            vrnic_psn_diff(pkt->hdr.bth.psn, x->acked_psn) <= 0) {
+            x->peer_updates = true;
+        }
+    }
+}
+
 void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                        const uint8_t *frame, const VrnicPkt *pkt)
 {
@@ -379,6 +414,7 @@ void vrnic_tx_response(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (pkt->op->hdrs & VRNIC_HDR_AETH) {
         trace_vrnic_tx_ack(qpn, pkt->hdr.bth.psn, pkt->hdr.aeth.syndrome,
                            pkt->hdr.aeth.msn);
+        vrnic_tx_credits(x, pkt);
     }
     if (op == VRNIC_IB_ACK) {
         drop = vrnic_tx_ack(core, qpn, qp, pkt);

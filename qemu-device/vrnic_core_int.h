@@ -304,6 +304,8 @@ void vrnic_xport_set_rq_psn(VrnicQp *qp, uint32_t psn);
 /* Queue bottom half: send what a QP in RTS/SQD has to send (requests and
  * responses), in bounded batches. */
 void vrnic_xport_process(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
+/* Receive WQEs were posted to an RC QP's RQ: credits may be news. */
+void vrnic_resp_rq_posted(VrnicCore *core, VrnicQp *qp);
 /* Ethernet receive path: true when the frame belonged to the RDMA engine
  * (it was consumed or dropped and counted). */
 bool vrnic_rx_route(VrnicCore *core, const uint8_t *frame, size_t len);

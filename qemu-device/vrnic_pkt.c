@@ -187,6 +187,28 @@ uint32_t vrnic_read_psns(uint32_t len, uint32_t pmtu)
     return n ? n : 1;
 }
 
+static const uint16_t vrnic_aeth_credits[VRNIC_AETH_CREDITS_INVALID] = {
+    0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384,
+    512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384,
+    24576, 32768,
+};
+
+uint8_t vrnic_aeth_credit_code(uint32_t n)
+{
+    uint8_t c = 0;
+
+    while (c + 1 < VRNIC_AETH_CREDITS_INVALID &&
+           vrnic_aeth_credits[c + 1] <= n) {
+        c++;
+    }
+    return c;
+}
+
+uint32_t vrnic_aeth_credit_count(uint8_t code)
+{
+    return code < VRNIC_AETH_CREDITS_INVALID ? vrnic_aeth_credits[code] : 0;
+}
+
 /*
  * The sum (net/checksum.h) of the UDP pseudo header and datagram: a
  * received datagram verifies when net_checksum_finish() of it, computed

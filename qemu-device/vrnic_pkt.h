@@ -433,4 +433,12 @@ void vrnic_pkt_grh(const uint8_t *frame, const VrnicPkt *pkt,
 /* PSNs an RDMA READ of len bytes consumes: ceil(len / pmtu), at least 1. */
 uint32_t vrnic_read_psns(uint32_t len, uint32_t pmtu);
 
+/*
+ * End-to-end credits (the AETH credit table, IBTA 9.7.5.1): the code for
+ * n receive WQEs (the largest code whose count is <= n), and the count a
+ * code stands for (codes 0..30; VRNIC_AETH_CREDITS_INVALID has none).
+ */
+uint8_t vrnic_aeth_credit_code(uint32_t n);
+uint32_t vrnic_aeth_credit_count(uint8_t code);
+
 #endif

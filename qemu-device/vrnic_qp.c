@@ -1010,6 +1010,9 @@ void vrnic_wq_db(VrnicCore *core, uint32_t page, uint32_t off, uint32_t qn,
         } else {
             wq->pi = pi;
             trace_vrnic_db_wq(page, send ? "sq" : "rq", qn, pi);
+            if (!send && qp->type == VRNIC_QP_TYPE_RC) {
+                vrnic_resp_rq_posted(core, qp);
+            }
             if (qp->state == VRNIC_QPS_ERR ||
                 (send && (qp->state == VRNIC_QPS_SQE ||
                           qp->state == VRNIC_QPS_RTS))) {

@@ -15,9 +15,11 @@
  *     8 bytes of local SGE. A WQE failing these is a guest error: it
  *     completes (in order) with LOC_QP_OP_ERR / LOC_PROT_ERR / LOC_LEN_ERR
  *     and the QP moves to ERR.
- *  2. assigns PSNs: SEND/WRITE one per packet (path MTU segments, at least
+ *  2. on RC, holds a message that takes a receive WQE until the responder's
+ *     end-to-end credits allow it (vrnic_tx_credit_ok);
+ *  3. assigns PSNs: SEND/WRITE one per packet (path MTU segments, at least
  *     one), READ ceil(len / PMTU) (at least 1), atomic and UD 1.
- *  3. builds the packets with the codec and sends them: FIRST/MIDDLE/LAST
+ *  4. builds the packets with the codec and sends them: FIRST/MIDDLE/LAST
  *     or ONLY, RETH on WRITE FIRST/ONLY and READ, ImmDt/IETH on the last,
  *     SE on the last packet of a solicited SEND/WRITE_IMM, AckReq on the
  *     last packet of every RC request. P_Key 0xFFFF. Source MAC/GID from
@@ -169,6 +171,60 @@ static bool vrnic_tx_data_len(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     return true;
 }
 
+/* A message that takes a receive WQE at the responder. */
+static bool vrnic_op_takes_rwqe(uint8_t op)
+{
+    return op == VRNIC_WQE_OP_SEND || op == VRNIC_WQE_OP_SEND_IMM ||
+           op == VRNIC_WQE_OP_SEND_INV || op == VRNIC_WQE_OP_RDMA_WRITE_IMM;
+}
+
+/*
+ * IBTA end-to-end flow control. RC messages are numbered as they
+ * start (SSN, like the responder's MSN, which counts the messages it
+ * finished); an ACK's credit count says how many receive WQEs the
+ * responder holds for the messages after its MSN, so a message that takes
+ * one may start while its SSN <= lsn = MSN + credits (vrnic_tx_credits).
+ * A message that takes none moves the limit along with it. One message
+ * past the limit may go to learn the credits again (the limited WQE), once
+ * everything before it is answered: at once, unless the responder both
+ * RNR NAKed this QP and sent credit updates (ACKs that only move the
+ * limit, as vrnic's responder does when its RQ is refilled:
+ * vrnic_resp_rq_posted); then it waits for an update, or as long as an RNR
+ * NAK would make it wait anyway. A responder that gives no credits (0x1F:
+ * an SRQ, rdma_rxe) limits nothing. True when the message may start (its
+ * SSN is taken).
+ */
+static bool vrnic_tx_credit_ok(VrnicCore *core, VrnicQp *qp, uint8_t op)
+{
+    VrnicXport *x = qp->x;
+    uint32_t ssn = vrnic_psn_add(x->ssn, 1);
+
+    if (!x->credits_off && !vrnic_op_takes_rwqe(op)) {
+        x->lsn = vrnic_psn_add(x->lsn, 1);
+    } else if (!x->credits_off && vrnic_psn_diff(ssn, x->lsn) > 0) {
+        bool wait = vrnic_tx_outstanding(qp);   /* their ACKs bring credits */
+
+        if (!wait && x->peer_rnr_ns && x->peer_updates && !x->probe_ok) {
+            if (!x->probe_due) {
+                x->probe_due = vrnic_now(core) + x->peer_rnr_ns;
+                vrnic_core_timer_arm(core, x->probe_due);
+            }
+            wait = true;
+        }
+        if (wait) {
+            if (!x->credit_wait) {
+                x->credit_wait = true;
+                core->stats.port[VRNIC_PORT_STAT_CREDIT_WAITS]++;
+            }
+            return false;
+        }
+    }
+    x->credit_wait = x->probe_ok = false;
+    x->probe_due = 0;
+    x->ssn = ssn;
+    return true;
+}
+
 static VrnicTxRes vrnic_tx_start(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                  VrnicSwqe *s)
 {
@@ -225,6 +281,9 @@ static VrnicTxRes vrnic_tx_start(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
          op == VRNIC_WQE_OP_ATOMIC_FETCH_ADD) && len < 8) {
         return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_LEN_ERR,
                              "atomic needs 8 bytes of local SGE");
+    }
+    if (qp->type == VRNIC_QP_TYPE_RC && !vrnic_tx_credit_ok(core, qp, op)) {
+        return VRNIC_TX_STOP;
     }
     s->len = len;
     s->pmtu = pmtu;

@@ -15,22 +15,6 @@
 
 #define VRNIC_RESP_BUDGET   64      /* response packets per drain */
 
-/* IBTA 9.7.5.1 credit codes: the largest code whose count <= n. */
-static uint8_t vrnic_credit_code(uint32_t n)
-{
-    static const uint16_t count[31] = {
-        0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384,
-        512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384,
-        24576, 32768,
-    };
-    uint8_t c = 0;
-
-    while (c < 30 && count[c + 1] <= n) {
-        c++;
-    }
-    return c;
-}
-
 static uint8_t vrnic_ack_syndrome(const VrnicQp *qp)
 {
     uint32_t credits;
@@ -40,9 +24,40 @@ static uint8_t vrnic_ack_syndrome(const VrnicQp *qp)
     } else if (!qp->rq.log_depth) {
         credits = 0;
     } else {
-        credits = vrnic_credit_code((uint16_t)(qp->rq.pi - qp->rq.ci));
+        credits = vrnic_aeth_credit_code((uint16_t)(qp->rq.pi - qp->rq.ci));
     }
     return VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_ACK) | credits;
+}
+
+/* An AETH left: whether it told the requester there are no credits. */
+static void vrnic_resp_credits_sent(VrnicXport *x, const VrnicPktHdrs *h)
+{
+    x->credits_zero = h->aeth.syndrome ==
+                      VRNIC_FIELD_PREP(VRNIC_AETH_TYPE_MASK, VRNIC_AETH_ACK);
+}
+
+/*
+ * After an ACK that gave no credits, the requester may be waiting for
+ * them (vrnic_tx_credit_ok): when receive WQEs are posted, an ACK of ePSN
+ * - 1 (normally the one sent before) goes with the new credit count, a
+ * credit update. Not while a PSN-sequence NAK is open (the ACK answering
+ * the resend brings the credits) or before the QP receives.
+ */
+void vrnic_resp_rq_posted(VrnicCore *core, VrnicQp *qp)
+{
+    VrnicXport *x = qp->x;
+
+    if (!x->credits_zero || x->nak_seq_sent || qp->srqn ||
+        qp->state < VRNIC_QPS_RTR || qp->state > VRNIC_QPS_SQD ||
+        qp->rq.pi == qp->rq.ci) {
+        return;
+    }
+    if (vrnic_resp_ack(qp, vrnic_psn_add(x->epsn, VRNIC_IB_PSN_MASK), false,
+                       0)) {
+        x->credits_zero = false;
+        core->stats.port[VRNIC_PORT_STAT_CREDIT_ACKS]++;
+        vrnic_qp_set_pending(core, qp, true);
+    }
 }
 
 /* A READ/atomic entry leaves the queue. */
@@ -201,6 +216,9 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
                 vrnic_qp_set_pending(core, qp, true);
                 return;
             }
+            if (!e->nak) {
+                vrnic_resp_credits_sent(x, &h);
+            }
             if (e->kind == VRNIC_RESP_ATOMIC) {
                 vrnic_resp_rd_done(x, e);
             }
@@ -234,6 +252,9 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
             if (out == VRNIC_RESP_OUT_WAIT) {
                 vrnic_qp_set_pending(core, qp, true);
                 return;
+            }
+            if (first || last) {
+                vrnic_resp_credits_sent(x, &h);     /* it has an AETH */
             }
             e->off += plen;
             if (last) {

@@ -393,6 +393,12 @@ void vrnic_xport_timer(VrnicCore *core, int64_t now)
             x->rnr_due = 0;
             vrnic_qp_set_pending(core, qp, true);
         }
+        if (x->probe_due && x->probe_due <= now) {
+            /* No credit update came: the limited WQE goes. */
+            x->probe_due = 0;
+            x->probe_ok = true;
+            vrnic_qp_set_pending(core, qp, true);
+        }
         if (x->early_due && x->early_due <= now) {
             x->early_due = 0;
             if (!x->rnr_due && vrnic_tx_outstanding(qp)) {
@@ -427,6 +433,9 @@ void vrnic_xport_timer(VrnicCore *core, int64_t now)
         }
         if (x->rnr_due) {
             next = MIN(next, x->rnr_due);
+        }
+        if (x->probe_due) {
+            next = MIN(next, x->probe_due);
         }
         if (x->rto_due) {
             next = MIN(next, x->rto_due);

@@ -82,7 +82,8 @@ void vrnic_xport_err(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
     x->rd_pending = 0;
     x->rd_new = 0;
     x->q_head = x->q_tail = 0;
-    x->rto_due = x->rnr_due = x->early_due = 0;
+    x->rto_due = x->rnr_due = x->early_due = x->probe_due = 0;
+    x->credit_wait = x->probe_ok = false;
     x->rtt_timing = false;
     for (unsigned i = 0; i < VRNIC_TX_WINDOW; i++) {
         x->win[i].started = x->win[i].done = false;

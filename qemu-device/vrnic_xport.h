@@ -34,14 +34,17 @@
  *  - The requester keeps at most VRNIC_TX_WINDOW send WQEs and
  *    vrnic_tx_pkt_window() unacknowledged PSNs in flight and at most
  *    max_rd_atomic (0 counts as 1) READ/atomic requests; FENCE waits for
- *    outstanding READ/atomics. A sequence NAK resends the missing packet
- *    alone; timeouts and implied NAKs go back to the oldest unanswered PSN.
+ *    outstanding READ/atomics; a message that takes a receive WQE waits
+ *    for the responder's end-to-end credits (vrnic_tx_credit_ok). A
+ *    sequence NAK resends the missing packet alone; timeouts and implied
+ *    NAKs go back to the oldest unanswered PSN.
  *  - ACK policy (responder): one ACK per receive batch that held packets
  *    with AckReq (the requester sets it on the last packet of every RC
  *    message and four times per packet window), sent by the queue bottom
- *    half,
- *    carrying the MSN and the credit code of the receive WQEs the RQ holds
- *    (0x1F with an SRQ). Responses (ACKs, NAKs, READ response streams,
+ *    half, carrying the MSN and the credit code of the receive WQEs the RQ
+ *    holds (0x1F with an SRQ); after an ACK that gave no credits, one more
+ *    as soon as receive WQEs are posted (vrnic_resp_rq_posted). Responses
+ *    (ACKs, NAKs, READ response streams,
  *    atomic ACKs) leave in request order through a per-QP queue;
  *    consecutive plain ACKs in it coalesce into the newest.
  *  - Received error NAKs: REMOTE_ACCESS / INVALID_REQUEST /
@@ -246,12 +249,22 @@ typedef struct VrnicXport {
     uint32_t hole_psn;
     uint32_t hole_high;     /* the newest PSN sent when the hole was found */
     bool peer_holds;        /* an answer showed packets held past a gap */
+    /* End-to-end credits (vrnic_req.c, vrnic_tx_credit_ok). */
+    uint32_t ssn;           /* SSN of the newest message started */
+    uint32_t lsn;           /* the responder has WQEs up to this SSN */
+    bool credits_off;       /* the responder gives no credits (0x1F) */
+    bool credit_wait;       /* the message at next waits for credits */
+    bool probe_ok;          /* ... and may go now as the limited WQE */
+    int64_t probe_due;      /* ... not before (device clock), 0: off */
+    int64_t peer_rnr_ns;    /* the wait of the peer's latest RNR NAK */
+    bool peer_updates;      /* the peer sent a credit update */
     VrnicSwqe win[VRNIC_TX_WINDOW];
     VrnicPath path;         /* the requester's and the responder's */
 
     /* responder */
     uint32_t epsn;          /* expected PSN */
     uint32_t msn;
+    bool credits_zero;      /* the latest ACK sent gave no credits */
     bool nak_seq_sent;
     uint32_t nak_high;      /* highest gap PSN since that NAK */
     bool dup_acked;         /* a duplicate was answered since ePSN moved */

@@ -500,6 +500,9 @@ enum vrnic_port_stat {
 	/* interface 1.5: the translation cache (see "Memory descriptor") */
 	VRNIC_PORT_STAT_XLATE_HITS,	/* page translations found in the cache */
 	VRNIC_PORT_STAT_XLATE_MISSES,	/* ... that walked the tables */
+	/* interface 1.5: end-to-end credits (Documentation/reliability.rst) */
+	VRNIC_PORT_STAT_CREDIT_WAITS,	/* SENDs that waited for credits */
+	VRNIC_PORT_STAT_CREDIT_ACKS,	/* ACKs sent when the RQ was refilled */
 	VRNIC_PORT_STAT_NUM
 };
 

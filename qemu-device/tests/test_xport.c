@@ -1257,15 +1257,17 @@ TEST_F(pair, new_psns_wait_past_a_hole_at_a_responder_holding_nothing)
  * completed) must keep its state. Single-packet SENDs to a responder that
  * holds nothing past a gap; the first is lost, and the answer to its
  * resend (before the oldest WQE completes) brings the rest again from the
- * second.
+ * second. One SEND before them gets the responder's credits (32 of the
+ * receive WQEs it holds), so the window fills at once.
  */
 TEST_F(pair, go_back_in_a_full_window_keeps_the_oldest_wqe)
 {
     const unsigned n = VRNIC_TX_WINDOW + 8;
     uint64_t src = buf_alloc(&self->a, 64);
-    uint64_t dst = buf_alloc(&self->b, 64 * n);
+    uint64_t dst = buf_alloc(&self->b, 64 * (n + 1));
     Sg s = { src, 64, mr_any(&self->a, 0, src, 64) };
-    uint32_t lkey = mr_any(&self->b, VRNIC_ACCESS_LOCAL_WRITE, dst, 64 * n);
+    uint32_t lkey = mr_any(&self->b, VRNIC_ACCESS_LOCAL_WRITE, dst,
+                           64 * (n + 1));
     Script sc = { .lost = 1 };
     unsigned done = 0;
     struct vrnic_cqe e;
@@ -1274,11 +1276,15 @@ TEST_F(pair, go_back_in_a_full_window_keeps_the_oldest_wqe)
     qp_new_deep(&qa, &self->a);
     qp_new_deep(&qb, &self->b);
     connect(&qa, &qb, 1, 0x40, 0x40);
-    for (unsigned i = 0; i < n; i++) {
+    for (unsigned i = 0; i <= n; i++) {
         Sg r = { dst + 64 * i, 64, lkey };
 
         post_recv(&qb, i, &r, 1);
     }
+    post_send(&qa, n, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(n, le64toh(e.wr_id));
     self->b.f->core.ooo_held = VRNIC_OOO_DEVICE;
     self->a.f->wire_hook = scripted;
     self->a.f->hook_arg = &sc;
@@ -2530,5 +2536,132 @@ TEST_F(pair, rnr_retry_exhaustion_and_recovery)
     ASSERT_EQ(3, le64toh(e.wr_id));
 }
 
+#define PORT(n, stat) ((n)->f->core.stats.port[VRNIC_PORT_STAT_##stat])
+
+/*
+ * End-to-end credits: SENDs wait for the receive WQEs the responder has
+ * (its ACKs carry the count); one past the limit goes alone to learn it
+ * again, and once the responder RNR NAKed and sent a credit update, not
+ * before another update (or an RNR wait) comes.
+ */
+TEST_F(pair, sends_wait_for_end_to_end_credits)
+{
+    uint64_t src = buf_alloc(&self->a, 64), dst = buf_alloc(&self->b, 64 * 8);
+    Sg s = { src, 64, mr_any(&self->a, 0, src, 64) };
+    uint32_t lkey = mr_any(&self->b, VRNIC_ACCESS_LOCAL_WRITE, dst, 64 * 8);
+    struct vrnic_cqe e;
+    unsigned r = 0;
+    Qp qa, qb;
+
+#define RECV() do { \
+        Sg g = { dst + 64 * r, 64, lkey }; \
+        post_recv(&qb, r++, &g, 1); \
+    } while (0)
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 1, 1);
+    RECV();
+    for (unsigned i = 0; i < 4; i++) {
+        post_send(&qa, i, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    }
+    /*
+     * The first goes alone (no credits known yet); its ACK gives none, so
+     * the second goes alone too, to an empty RQ: RNR NAK. The other two
+     * never went.
+     */
+    fake_settle(self->a.f);
+    ASSERT_EQ(2, PORT(&self->a, TX_PKTS));
+    ASSERT_EQ(1, PORT(&self->b, RNR_NAKS_SENT));
+    ASSERT_EQ(2, PORT(&self->a, CREDIT_WAITS));     /* the second, third */
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_FALSE(poll(&self->a, true, &e));
+
+    /* Three receives: a credit update; after the RNR wait all three go. */
+    RECV();
+    RECV();
+    RECV();
+    ASSERT_EQ(1, PORT(&self->b, CREDIT_ACKS));
+    fake_settle(self->a.f);
+    ASSERT_FALSE(poll(&self->a, true, &e));
+    ASSERT_TRUE(fake_fire_timer(self->a.f));
+    fake_settle(self->a.f);
+    for (unsigned i = 1; i < 4; i++) {
+        ASSERT_TRUE(poll(&self->a, true, &e));
+        ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+        ASSERT_EQ(i, le64toh(e.wr_id));
+    }
+    ASSERT_EQ(1, PORT(&self->b, RNR_NAKS_SENT));
+
+    /*
+     * The RQ is empty again, and this responder sends updates: the next
+     * SEND waits for one instead of drawing an RNR NAK, and goes the
+     * moment it comes - no timer fires.
+     */
+    post_send(&qa, 4, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_EQ(5, PORT(&self->a, TX_PKTS));      /* 2 + 3: nothing new */
+    ASSERT_EQ(3, PORT(&self->a, CREDIT_WAITS));
+    RECV();
+    fake_settle(self->a.f);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(4, le64toh(e.wr_id));
+    ASSERT_EQ(1, PORT(&self->b, RNR_NAKS_SENT));
+    ASSERT_EQ(2, PORT(&self->b, CREDIT_ACKS));
+
+    /* No update within an RNR wait: the limited SEND goes anyway. */
+    post_send(&qa, 5, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_EQ(6, PORT(&self->a, TX_PKTS));
+    ASSERT_TRUE(fake_fire_timer(self->a.f));
+    fake_settle(self->a.f);
+    ASSERT_EQ(7, PORT(&self->a, TX_PKTS));
+    ASSERT_EQ(2, PORT(&self->b, RNR_NAKS_SENT));
+    RECV();
+    run_lossy(&self->a);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_EQ(5, le64toh(e.wr_id));
+    for (unsigned i = 0; i < r; i++) {
+        ASSERT_TRUE(poll(&self->b, false, &e));
+        ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    }
+#undef RECV
+}
+
+/*
+ * Credits count receive WQEs: WRITEs and READs never wait for them, a
+ * WRITE with immediate does.
+ */
+TEST_F(pair, only_messages_taking_a_receive_wqe_wait_for_credits)
+{
+    uint64_t src = buf_alloc(&self->a, 64), dst = buf_alloc(&self->b, 64);
+    Sg s = { src, 64, mr_any(&self->a, VRNIC_ACCESS_LOCAL_WRITE, src, 64) };
+    uint32_t rkey = mr_any(&self->b, ACC_ALL, dst, 64);
+    struct vrnic_cqe e;
+    Qp qa, qb;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 1, 1);
+    for (unsigned i = 0; i < 6; i++) {
+        post_send(&qa, i, i & 1 ? VRNIC_WQE_OP_RDMA_READ :
+                  VRNIC_WQE_OP_RDMA_WRITE, 0, &s, 1, dst, rkey, 0, NULL, 0);
+    }
+    fake_settle(self->a.f);
+    for (unsigned i = 0; i < 6; i++) {
+        ASSERT_TRUE(poll(&self->a, true, &e));
+        ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    }
+    ASSERT_EQ(0, PORT(&self->a, CREDIT_WAITS));
+    /* The RQ is empty: the first WRITE_IMM goes alone, the second waits. */
+    post_send(&qa, 6, VRNIC_WQE_OP_RDMA_WRITE_IMM, 0, &s, 1, dst, rkey, 7,
+              NULL, 0);
+    post_send(&qa, 7, VRNIC_WQE_OP_RDMA_WRITE_IMM, 0, &s, 1, dst, rkey, 8,
+              NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_EQ(1, PORT(&self->b, RNR_NAKS_SENT));
+    ASSERT_EQ(1, PORT(&self->a, CREDIT_WAITS));
+    ASSERT_EQ(6 + 1, PORT(&self->a, TX_PKTS));
+}
 
 TEST_HARNESS_MAIN

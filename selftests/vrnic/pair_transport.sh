@@ -3,12 +3,13 @@
 # (build/selftests/vrnic/pair_transport, see pair_transport.c): RC, UC and UD
 # operations at every size with the payload verified where it lands,
 # atomics, SRQ, inline data, 3 SGEs, immediate data, and the IBTA error
-# statuses on each side. Two more results: the port's rx_qkey_mismatch
+# statuses on each side. Three more results: the port's rx_qkey_mismatch
 # counter (rdma statistic) moves by exactly the one wrong-Q_Key SEND on the
-# responder and stays put on the requester; and a 64 MiB RDMA WRITE stream
+# responder and stays put on the requester; a 64 MiB RDMA WRITE stream
 # (ib_write_bw) crosses the lossless wire with no packet lost or reordered
 # (the responder's rx_out_of_seq stays put), the netdev's batching
-# included (tools/qemu-patches/).
+# included (tools/qemu-patches/); and SENDs into a short receive queue go
+# by end-to-end credits (credit_waits, credit_update_acks).
 # Node 1 is the responder (server), node 0 the requester (client). Extra
 # arguments go to the binary (e.g. -t UD: only the cases naming UD).
 # Knob: PAIR_TRANSPORT_TIMEOUT (whole binary, default 540 s).
@@ -24,7 +25,7 @@ role=requester
 cases=$("$bin" -l "$@") || ktap_exit_fail_msg "$bin -l failed (make -C selftests?)"
 n=$(printf '%s\n' "$cases" | grep -c .)
 ktap_print_header
-ktap_set_plan $((n + 2))
+ktap_set_plan $((n + 3))
 
 # Port 1's counter NAME (rdma statistic), or nothing if there is none.
 counter() { port_counters "$dev" | awk -v n="$1" '$1 == n { print $2 }'; }
@@ -65,5 +66,19 @@ if [ "$role" = responder ]; then
 else
 	check "64 MiB WRITE stream ($role, exit $rc)" test "$rc" = 0
 fi
+# End-to-end credits: a stream of SENDs into a receive queue of 4 WQEs.
+# The requester holds SENDs back until ACKs give credits (credit_waits);
+# the responder, having sent an ACK with no credits, sends a credit update
+# when perftest posts receives again (credit_update_acks).
+name=credit_update_acks
+[ "$role" = requester ] && name=credit_waits
+cred0=$(counter $name)
+PAIR_LOG=/tmp/credits.log pair_run credits 120 "ib_send_bw -d $dev -x $(roce_gid_index) -F -s 65536 -n 500 -r 4 -t 16" \
+	"ib_send_bw -d $dev -x $(roce_gid_index) -F -s 65536 -n 500 -r 4 -t 16 $VRNIC_PEER_IP"
+crc=$?
+tail -n 2 /tmp/credits.log | sed 's/^/# /'
+cred=$(($(counter $name) - ${cred0:-0}))
+check "500 SENDs into 4 receive WQEs ($role, exit $crc): $name +$cred" \
+	test -n "$cred0" -a "$crc" = 0 -a "$cred" -gt 0
 # The binary's status covers its own results (non-zero: one failed).
 [ "$rc" = 0 ] && [ "$KTAP_CNT_FAIL" = 0 ]

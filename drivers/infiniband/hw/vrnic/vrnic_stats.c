@@ -69,6 +69,8 @@ static const struct rdma_stat_desc vrnic_port_stats_descs[] = {
 	[VRNIC_PORT_STAT_ETH_RX_NO_BUF].name = "eth_rx_no_buffer",
 	[VRNIC_PORT_STAT_XLATE_HITS].name = "xlate_cache_hits",
 	[VRNIC_PORT_STAT_XLATE_MISSES].name = "xlate_cache_misses",
+	[VRNIC_PORT_STAT_CREDIT_WAITS].name = "credit_waits",
+	[VRNIC_PORT_STAT_CREDIT_ACKS].name = "credit_update_acks",
 };
 
 static_assert(ARRAY_SIZE(vrnic_port_stats_descs) == VRNIC_PORT_STAT_NUM);
