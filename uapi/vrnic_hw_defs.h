@@ -797,8 +797,9 @@ static_assert(sizeof(struct vrnic_aq_alloc_mw) == VRNIC_AQ_CMD_SIZE, "alloc_mw")
  * each aligned to 2^page_shift) from pbl_addr in one DMA read when the SQ
  * reaches the WQE and keeps its own copy: the list must not change before
  * that, and the mapping never changes with it afterwards. [iova, iova +
- * length) starts in page 0 at iova's offset in a page. The MR becomes valid with access and the key byte of key. Refused,
- * with the mapping unchanged and the completion status: another PD's MR
+ * length) starts in page 0 at iova's offset in a page. The MR becomes
+ * valid with access and the key byte of key. Refused, with the mapping
+ * unchanged and the completion status: another PD's MR
  * (LOC_PROT_ERR); key not a fast-registration MR, the MR already valid,
  * npages over the MR's max_pages or not the number of pages the range
  * touches, page_shift outside 12..30, length 0 or over max_mr_size, a page
