@@ -318,6 +318,33 @@ struct ibv_mr *vrnic_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 	return &vmr->ibv_mr;
 }
 
+/* An MR over [offset, offset + len) of dma-buf fd, at hca_va. */
+struct ibv_mr *vrnic_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+				   size_t len, uint64_t hca_va, int fd,
+				   int access)
+{
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	err = ibv_cmd_reg_dmabuf_mr(pd, offset, len, hca_va, fd, access, vmr,
+				    NULL);
+	if (err) {
+		verbs_debug(verbs_get_ctx(pd->context),
+			    "reg_dmabuf_mr fd %d len %zu access %#x failed: %d\n",
+			    fd, len, access, err);
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
 /*
  * The device re-registers in place (REREG_MR keeps the MR index; the key
  * byte may change), so the lkey/rkey the kernel answers with replace ours:

@@ -34,6 +34,9 @@ void vrnic_parent_domain_put(struct vrnic_context *ctx,
 			     struct vrnic_parent_domain *pdom);
 struct ibv_mr *vrnic_reg_mr(struct ibv_pd *ibvpd, void *addr, size_t len,
 			    uint64_t hca_va, int access);
+struct ibv_mr *vrnic_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+				   size_t len, uint64_t hca_va, int fd,
+				   int access);
 int vrnic_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibvpd,
 		   void *addr, size_t len, int access);
 int vrnic_dereg_mr(struct verbs_mr *vmr);

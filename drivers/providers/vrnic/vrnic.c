@@ -71,6 +71,7 @@ static const struct verbs_context_ops vrnic_ctx_ops = {
 	.query_qp = vrnic_query_qp,
 	.query_srq = vrnic_query_srq,
 	.reg_dm_mr = vrnic_reg_dm_mr,
+	.reg_dmabuf_mr = vrnic_reg_dmabuf_mr,
 	.reg_mr = vrnic_reg_mr,
 	.req_notify_cq = vrnic_req_notify_cq,
 	.rereg_mr = vrnic_rereg_mr,

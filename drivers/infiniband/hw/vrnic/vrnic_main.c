@@ -132,6 +132,7 @@ static const struct ib_device_ops vrnic_obj_ops = {
 	.query_qp = vrnic_query_qp,
 	.query_srq = vrnic_query_srq,
 	.reg_user_mr = vrnic_reg_user_mr,
+	.reg_user_mr_dmabuf = vrnic_reg_user_mr_dmabuf,
 	.req_notify_cq = vrnic_req_notify_cq,
 	.rereg_user_mr = vrnic_rereg_user_mr,
 	.resize_cq = vrnic_resize_cq,

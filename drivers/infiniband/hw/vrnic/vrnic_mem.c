@@ -3,7 +3,8 @@
  * vrnic memory descriptors: how the device translates an MR or a queue ring
  * (vrnic_hw_defs.h, "Memory descriptor").
  *
- * User memory is pinned with ib_umem_get(); the page size is the largest the
+ * User memory is pinned with ib_umem_get() (a dma-buf with
+ * ib_umem_dmabuf_get_pinned()); the page size is the largest the
  * device supports that fits the mapping (ib_umem_find_best_pgsz() with the
  * MR's IOVA), and rdma_umem_for_each_dma_block() yields one DMA address per
  * device page. Up to VRNIC_MEM_INLINE_PAGES addresses go inline in the
@@ -11,8 +12,8 @@
  * directory levels above them for large regions. Kernel rings are coherent
  * allocations described with 4 KiB pages.
  *
- * The tables stay allocated until the object is destroyed (the device walks
- * them on every access and caches nothing).
+ * The tables stay allocated until the object is destroyed: the device walks
+ * them, and its translation cache holds what it walked, until then.
  */
 
 #include <linux/bitfield.h>

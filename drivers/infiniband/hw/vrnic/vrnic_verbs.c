@@ -637,34 +637,21 @@ struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int ib_access)
 	return &mr->ibmr;
 }
 
-struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-				u64 virt_addr, int ib_access,
-				struct ib_udata *udata)
+/* Register pinned memory (user pages or a dma-buf) as an MR; owns @umem. */
+static struct ib_mr *vrnic_reg_umem_mr(struct ib_pd *ibpd,
+				       struct ib_umem *umem, u64 virt_addr,
+				       u32 access)
 {
 	struct vrnic_dev *vdev = to_vdev(ibpd->device);
 	struct vrnic_cmd_mr_params p = {};
-	struct ib_umem *umem;
 	struct vrnic_mr *mr;
-	u32 access, key;
+	u32 key;
 	int err;
 
-	err = vrnic_udata_no_in(&vdev->ibdev, udata, "reg_user_mr");
-	if (err)
-		return ERR_PTR(err);
-	err = vrnic_access(ib_access, &access);
-	if (err)
-		return ERR_PTR(err);
-	if (!length || length > vdev->dev_attr.max_mr_size)
-		return ERR_PTR(-EINVAL);
-
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr)
+	if (!mr) {
+		ib_umem_release(umem);
 		return ERR_PTR(-ENOMEM);
-
-	umem = ib_umem_get(&vdev->ibdev, start, length, ib_access);
-	if (IS_ERR(umem)) {
-		err = PTR_ERR(umem);
-		goto err_free_mr;
 	}
 	err = vrnic_mem_from_umem(vdev, &mr->mem, umem, virt_addr);
 	if (err) {
@@ -691,6 +678,64 @@ err_mem_uninit:
 err_free_mr:
 	kfree(mr);
 	return ERR_PTR(err);
+}
+
+struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 virt_addr, int ib_access,
+				struct ib_udata *udata)
+{
+	struct vrnic_dev *vdev = to_vdev(ibpd->device);
+	struct ib_umem *umem;
+	u32 access;
+	int err;
+
+	err = vrnic_udata_no_in(&vdev->ibdev, udata, "reg_user_mr");
+	if (err)
+		return ERR_PTR(err);
+	err = vrnic_access(ib_access, &access);
+	if (err)
+		return ERR_PTR(err);
+	if (!length || length > vdev->dev_attr.max_mr_size)
+		return ERR_PTR(-EINVAL);
+
+	umem = ib_umem_get(&vdev->ibdev, start, length, ib_access);
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
+	return vrnic_reg_umem_mr(ibpd, umem, virt_addr, access);
+}
+
+/*
+ * An MR over [offset, offset + length) of a dma-buf: the buffer is attached
+ * to the device and pinned for the MR's life (ib_umem_dmabuf_get_pinned),
+ * and the DMA addresses its exporter maps for the device become the MR's
+ * translation, exactly as pinned user pages would. The exporter may be any
+ * dma-buf a device can import: the system dma-heap, udmabuf.
+ */
+struct ib_mr *vrnic_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				       u64 length, u64 virt_addr, int fd,
+				       int ib_access,
+				       struct uverbs_attr_bundle *attrs)
+{
+	struct vrnic_dev *vdev = to_vdev(ibpd->device);
+	struct ib_umem_dmabuf *umem_dmabuf;
+	u32 access;
+	int err;
+
+	err = vrnic_udata_no_in(&vdev->ibdev, &attrs->driver_udata,
+				"reg_user_mr_dmabuf");
+	if (err)
+		return ERR_PTR(err);
+	err = vrnic_access(ib_access, &access);
+	if (err)
+		return ERR_PTR(err);
+	if (!length || length > vdev->dev_attr.max_mr_size)
+		return ERR_PTR(-EINVAL);
+
+	umem_dmabuf = ib_umem_dmabuf_get_pinned(&vdev->ibdev, offset, length,
+						fd, ib_access);
+	if (IS_ERR(umem_dmabuf))
+		return ERR_CAST(umem_dmabuf);
+	return vrnic_reg_umem_mr(ibpd, &umem_dmabuf->umem, virt_addr, access);
 }
 
 /*
