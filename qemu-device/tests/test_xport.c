@@ -2664,4 +2664,48 @@ TEST_F(pair, only_messages_taking_a_receive_wqe_wait_for_credits)
     ASSERT_EQ(6 + 1, PORT(&self->a, TX_PKTS));
 }
 
+/*
+ * A peer's credits are believed only for messages the requester started:
+ * an ACK with an MSN past them (here before any message, with the largest
+ * credit count) moves nothing, and SENDs still wait for real credits.
+ */
+TEST_F(pair, credits_for_messages_never_sent_are_ignored)
+{
+    uint64_t src = buf_alloc(&self->a, 64), dst = buf_alloc(&self->b, 64);
+    Sg s = { src, 64, mr_any(&self->a, 0, src, 64) };
+    Sg r = { dst, 64, mr_any(&self->b, VRNIC_ACCESS_LOCAL_WRITE, dst, 64) };
+    VrnicPktAddr addr = { .hop_limit = 64, .udp_sport = 0xc000 };
+    uint8_t frame[256];
+    VrnicPktHdrs h;
+    Qp qa, qb;
+
+    qp_new(&qa, &self->a, VRNIC_QP_TYPE_RC, 0);
+    qp_new(&qb, &self->b, VRNIC_QP_TYPE_RC, 0);
+    connect(&qa, &qb, 3, 1, 1);
+    memset(&h, 0, sizeof(h));
+    memcpy(addr.smac, self->b.mac, 6);
+    memcpy(addr.dmac, self->a.mac, 6);
+    memcpy(addr.sgid, self->b.gid, 16);
+    memcpy(addr.dgid, self->a.gid, 16);
+    h.bth.opcode = VRNIC_OP(RC, ACK);
+    h.bth.pkey = 0xffff;
+    h.bth.dqpn = qa.qpn;
+    h.bth.psn = 0;              /* the PSN before the first request */
+    h.aeth.syndrome = 30;       /* ACK, 32768 credits */
+    h.aeth.msn = 1000;
+    fake_wire_put(self->a.f, frame,
+                  vrnic_pkt_build(frame, sizeof(frame), &addr, &h, NULL, 0));
+    fake_settle(self->a.f);
+
+    /* One receive WQE: the first SEND takes it, the second draws an RNR
+     * NAK as the limited WQE, the third never goes. */
+    post_recv(&qb, 1, &r, 1);
+    for (unsigned i = 0; i < 3; i++) {
+        post_send(&qa, i, VRNIC_WQE_OP_SEND, 0, &s, 1, 0, 0, 0, NULL, 0);
+    }
+    fake_settle(self->a.f);
+    ASSERT_EQ(2, PORT(&self->a, TX_PKTS));
+    ASSERT_EQ(1, PORT(&self->b, RNR_NAKS_SENT));
+}
+
 TEST_HARNESS_MAIN
