@@ -637,6 +637,24 @@ struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int ib_access)
 	return &mr->ibmr;
 }
 
+/* What every registration of new memory checks first: udata, access, length. */
+static int vrnic_reg_mr_check(struct vrnic_dev *vdev, struct ib_udata *udata,
+			      const char *verb, int ib_access, u64 length,
+			      u32 *access)
+{
+	int err;
+
+	err = vrnic_udata_no_in(&vdev->ibdev, udata, verb);
+	if (err)
+		return err;
+	err = vrnic_access(ib_access, access);
+	if (err)
+		return err;
+	if (!length || length > vdev->dev_attr.max_mr_size)
+		return -EINVAL;
+	return 0;
+}
+
 /* Register pinned memory (user pages or a dma-buf) as an MR; owns @umem. */
 static struct ib_mr *vrnic_reg_umem_mr(struct ib_pd *ibpd,
 				       struct ib_umem *umem, u64 virt_addr,
@@ -689,14 +707,10 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	u32 access;
 	int err;
 
-	err = vrnic_udata_no_in(&vdev->ibdev, udata, "reg_user_mr");
+	err = vrnic_reg_mr_check(vdev, udata, "reg_user_mr", ib_access, length,
+				 &access);
 	if (err)
 		return ERR_PTR(err);
-	err = vrnic_access(ib_access, &access);
-	if (err)
-		return ERR_PTR(err);
-	if (!length || length > vdev->dev_attr.max_mr_size)
-		return ERR_PTR(-EINVAL);
 
 	umem = ib_umem_get(&vdev->ibdev, start, length, ib_access);
 	if (IS_ERR(umem))
@@ -721,15 +735,11 @@ struct ib_mr *vrnic_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 	u32 access;
 	int err;
 
-	err = vrnic_udata_no_in(&vdev->ibdev, &attrs->driver_udata,
-				"reg_user_mr_dmabuf");
+	err = vrnic_reg_mr_check(vdev, &attrs->driver_udata,
+				 "reg_user_mr_dmabuf", ib_access, length,
+				 &access);
 	if (err)
 		return ERR_PTR(err);
-	err = vrnic_access(ib_access, &access);
-	if (err)
-		return ERR_PTR(err);
-	if (!length || length > vdev->dev_attr.max_mr_size)
-		return ERR_PTR(-EINVAL);
 
 	umem_dmabuf = ib_umem_dmabuf_get_pinned(&vdev->ibdev, offset, length,
 						fd, ib_access);
