@@ -101,9 +101,10 @@ pyverbs() {
 	echo "pyverbs_$name:/usr/bin/python3 selftests/pyverbs/pyverbs_tap.py --hugepages 16 --dev vrnic0 $*"
 }
 
-# 1 GiB: mr_translation registers a 256 MiB MR. pyverbs: rdma-core's whole
+# 1 GiB: mr_translation registers a 256 MiB MR. --peer-mem: dmabuf_mr's
+# ivshmem exporter (peer memory). pyverbs: rdma-core's whole
 # suite (every module; vendor ones skip themselves) with the default GID.
-guest single -t 1800 -m 1024 -- \
+guest single -t 1800 -m 1024 --peer-mem 16 -- \
 	"device_attrs:selftests/vrnic/device_attrs.sh" \
 	"query_verbs:build/selftests/vrnic/query_verbs" \
 	"msix:selftests/vrnic/msix.sh" \

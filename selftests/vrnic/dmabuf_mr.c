@@ -2,27 +2,21 @@
 /*
  * dma-buf MRs (ibv_reg_dmabuf_mr -> provider -> uverbs -> driver
  * reg_user_mr_dmabuf): memory another kernel exporter owns, registered by
- * file descriptor and offset instead of by address. Two exporters the
- * guest kernel has: the system dma-heap (/dev/dma_heap/system) and udmabuf
- * (/dev/udmabuf over a sealed memfd). For each: RDMA WRITE into such an MR,
- * RDMA READ from it and a SEND received into it, checked through the
- * dma-buf's own CPU mapping; an access past its end fails as on any MR;
- * bad registrations fail with the kernel's errno; deregistration leaves
- * no MR behind. Two RC QPs of one guest talk through the device's
- * loopback.
+ * file descriptor and offset instead of by address. Three exporters
+ * (dbuf.h): the system dma-heap and udmabuf, which the guest kernel has,
+ * and the ivshmem BAR (peer memory: tools/vm --peer-mem,
+ * ivshmem_dmabuf.ko), which vrnic reaches by peer-to-peer DMA. For each:
+ * RDMA WRITE into such an MR, RDMA READ from it and a SEND received into
+ * it, checked through the dma-buf's own CPU mapping (and for the BAR, also
+ * through the host's file behind it); an access past its end fails as on
+ * any MR; bad registrations fail with the kernel's errno; deregistration
+ * leaves no MR behind. Two RC QPs of one guest talk through the device's
+ * loopback. The exporter's own argument checks: ivshmem_export_*.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include <linux/dma-buf.h>
-#include <linux/dma-heap.h>
-#include <linux/udmabuf.h>
-#include <stdlib.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include "kselftest_harness.h"
 #include "common.h"
+#include "dbuf.h"
 #include "qp.h"
 
 #define DBUF	(16 * 4096)		/* the dma-buf */
@@ -30,64 +24,6 @@
 #define MR_LEN	(8 * 4096)
 #define MR_IOVA	0x7f0000001000ull	/* any address the MR is given */
 #define SRC	(2 * MR_LEN)
-
-/* A dma-buf of DBUF bytes and a CPU mapping of it. */
-struct dbuf {
-	int fd;
-	int memfd;		/* udmabuf: the memfd behind it, else -1 */
-	char *map;
-};
-
-static int heap_alloc(struct dbuf *d)
-{
-	struct dma_heap_allocation_data a = {
-		.len = DBUF, .fd_flags = O_RDWR | O_CLOEXEC,
-	};
-	int heap = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
-
-	if (heap < 0)
-		return -errno;
-	if (ioctl(heap, DMA_HEAP_IOCTL_ALLOC, &a)) {
-		close(heap);
-		return -errno;
-	}
-	close(heap);
-	d->fd = a.fd;
-	d->memfd = -1;
-	return 0;
-}
-
-static int udmabuf_alloc(struct dbuf *d)
-{
-	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC,
-				    .size = DBUF };
-	int dev;
-
-	d->memfd = memfd_create("vrnic-dmabuf", MFD_ALLOW_SEALING);
-	if (d->memfd < 0)
-		return -errno;
-	if (ftruncate(d->memfd, DBUF) ||
-	    fcntl(d->memfd, F_ADD_SEALS, F_SEAL_SHRINK))
-		return -errno;
-	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
-	if (dev < 0)
-		return -errno;
-	c.memfd = d->memfd;
-	d->fd = ioctl(dev, UDMABUF_CREATE, &c);
-	close(dev);
-	return d->fd < 0 ? -errno : 0;
-}
-
-/* CPU access to the mapping: bracketed as the dma-buf API asks. */
-static void cpu_access(const struct dbuf *d, bool begin, bool write)
-{
-	struct dma_buf_sync s = {
-		.flags = (begin ? DMA_BUF_SYNC_START : DMA_BUF_SYNC_END) |
-			 (write ? DMA_BUF_SYNC_WRITE : DMA_BUF_SYNC_READ),
-	};
-
-	ioctl(d->fd, DMA_BUF_IOCTL_SYNC, &s);
-}
 
 FIXTURE(dmabuf) {
 	struct ibv_context *ctx;
@@ -102,15 +38,19 @@ FIXTURE(dmabuf) {
 
 FIXTURE_VARIANT(dmabuf) {
 	const char *exporter;
-	int (*alloc)(struct dbuf *d);
 };
 
 FIXTURE_VARIANT_ADD(dmabuf, dma_heap) {
-	.exporter = "/dev/dma_heap/system", .alloc = heap_alloc,
+	.exporter = "dma_heap",
 };
 
 FIXTURE_VARIANT_ADD(dmabuf, udmabuf) {
-	.exporter = "/dev/udmabuf", .alloc = udmabuf_alloc,
+	.exporter = "udmabuf",
+};
+
+/* The ivshmem BAR: peer memory, reached by peer-to-peer DMA. */
+FIXTURE_VARIANT_ADD(dmabuf, ivshmem) {
+	.exporter = "ivshmem",
 };
 
 FIXTURE_SETUP(dmabuf)
@@ -129,7 +69,7 @@ FIXTURE_SETUP(dmabuf)
 	union ibv_gid gid;
 	int gidx, err;
 
-	self->d.fd = self->d.memfd = -1;
+	self->d = (struct dbuf) { .fd = -1, .memfd = -1, .host = -1 };
 	self->ctx = vrnic_open();
 	ASSERT_NE(NULL, self->ctx);
 	gidx = vrnic_wait_ipv4_gid(self->ctx, now() + 30, &gid);
@@ -151,12 +91,9 @@ FIXTURE_SETUP(dmabuf)
 		    qp_to_rts(self->b, &ah, self->a->qp_num, 100, 200, &k, &v))
 		TH_LOG("%s", v.note);
 
-	err = variant->alloc(&self->d);
+	err = dbuf_open(&self->d, dbuf_exporter(variant->exporter), DBUF);
 	ASSERT_EQ(0, err)
 		TH_LOG("%s: %s", variant->exporter, strerror(-err));
-	self->d.map = mmap(NULL, DBUF, PROT_READ | PROT_WRITE, MAP_SHARED,
-			   self->d.fd, 0);
-	ASSERT_NE(MAP_FAILED, self->d.map);
 	self->mr = ibv_reg_dmabuf_mr(self->pd, MR_OFF, MR_LEN, MR_IOVA,
 				     self->d.fd, acc);
 	ASSERT_NE(NULL, self->mr)
@@ -173,12 +110,7 @@ FIXTURE_TEARDOWN(dmabuf)
 		ibv_dereg_mr(self->src_mr);
 	ibv_destroy_cq(self->cq);
 	vrnic_close(self->ctx, self->pd);
-	if (self->d.map && self->d.map != MAP_FAILED)
-		munmap(self->d.map, DBUF);
-	if (self->d.fd >= 0)
-		close(self->d.fd);
-	if (self->d.memfd >= 0)
-		close(self->d.memfd);
+	dbuf_close(&self->d);
 	free(self->src);
 }
 
@@ -206,36 +138,56 @@ TEST_F(dmabuf, write_lands_in_the_dma_buf)
 {
 	char *in = self->d.map + MR_OFF;
 
-	cpu_access(&self->d, true, true);
+	dbuf_cpu(&self->d, true, true);
 	memset(self->d.map, 0x5a, DBUF);
-	cpu_access(&self->d, false, true);
+	dbuf_cpu(&self->d, false, true);
 	fill(self->src, MR_LEN, 1);
 	ASSERT_EQ(IBV_WC_SUCCESS,
 		  one(self->a, self->cq, IBV_WR_RDMA_WRITE, self->src_mr,
 		      self->src, MR_LEN, MR_IOVA, self->mr->rkey));
-	cpu_access(&self->d, true, false);
+	dbuf_cpu(&self->d, true, false);
 	EXPECT_EQ(0, memcmp(in, self->src, MR_LEN));
 	/* Nothing outside the MR's part of the buffer was touched. */
 	EXPECT_EQ(0x5a, self->d.map[MR_OFF - 1]);
 	EXPECT_EQ(0x5a, self->d.map[MR_OFF + MR_LEN]);
-	cpu_access(&self->d, false, false);
+	dbuf_cpu(&self->d, false, false);
+	if (self->d.host >= 0) {
+		/* The bytes are in the BAR's memory, as the host sees it. */
+		char *host = malloc(MR_LEN);
+
+		ASSERT_NE(NULL, host);
+		ASSERT_TRUE(dbuf_host_io(&self->d, MR_OFF, host, MR_LEN, false));
+		EXPECT_EQ(0, memcmp(host, self->src, MR_LEN));
+		free(host);
+	}
 }
 
 TEST_F(dmabuf, read_comes_from_the_dma_buf)
 {
-	cpu_access(&self->d, true, true);
-	fill(self->d.map + MR_OFF, MR_LEN, 2);
-	cpu_access(&self->d, false, true);
+	char *data = malloc(MR_LEN);
+
+	ASSERT_NE(NULL, data);
+	fill(data, MR_LEN, 2);
+	if (self->d.host >= 0) {
+		/* Put there by the host, the "GPU" that owns the BAR. */
+		ASSERT_TRUE(dbuf_host_io(&self->d, MR_OFF, data, MR_LEN, true));
+	} else {
+		dbuf_cpu(&self->d, true, true);
+		memcpy(self->d.map + MR_OFF, data, MR_LEN);
+		dbuf_cpu(&self->d, false, true);
+	}
 	memset(self->src, 0, MR_LEN);
 	/* An unaligned piece, across pages of the buffer. */
 	ASSERT_EQ(IBV_WC_SUCCESS,
 		  one(self->a, self->cq, IBV_WR_RDMA_READ, self->src_mr,
 		      self->src, 3 * 4096 + 100, MR_IOVA + 4000,
 		      self->mr->rkey));
-	cpu_access(&self->d, true, false);
+	dbuf_cpu(&self->d, true, false);
 	EXPECT_EQ(0, memcmp(self->src, self->d.map + MR_OFF + 4000,
 			    3 * 4096 + 100));
-	cpu_access(&self->d, false, false);
+	dbuf_cpu(&self->d, false, false);
+	EXPECT_EQ(0, memcmp(self->src, data + 4000, 3 * 4096 + 100));
+	free(data);
 }
 
 TEST_F(dmabuf, send_is_received_into_the_dma_buf)
@@ -262,9 +214,9 @@ TEST_F(dmabuf, send_is_received_into_the_dma_buf)
 		if (wc[i].wr_id == 7)
 			EXPECT_EQ(5000, wc[i].byte_len);
 	}
-	cpu_access(&self->d, true, false);
+	dbuf_cpu(&self->d, true, false);
 	EXPECT_EQ(0, memcmp(self->d.map + MR_OFF + 64, self->src, 5000));
-	cpu_access(&self->d, false, false);
+	dbuf_cpu(&self->d, false, false);
 }
 
 TEST_F(dmabuf, access_past_the_end_is_a_remote_access_error)
@@ -308,10 +260,73 @@ TEST_F(dmabuf, deregistration_leaves_nothing)
 	self->mr = NULL;
 	EXPECT_EQ(self->mrs_before + 1, vrnic_res_count("mr"));
 	/* The buffer outlives the MR: the exporter still serves it. */
-	cpu_access(&self->d, true, true);
+	dbuf_cpu(&self->d, true, true);
 	self->d.map[0] = 1;
-	cpu_access(&self->d, false, true);
+	dbuf_cpu(&self->d, false, true);
 	EXPECT_EQ(1, self->d.map[0]);
+}
+
+/*
+ * ivshmem_dmabuf.ko's own checks (tools/vm --peer-mem): ranges that are
+ * not page-aligned, empty, past the BAR or wrapping around, unknown flags
+ * and a non-zero reserved field are refused with EINVAL, an unknown ioctl
+ * with ENOTTY; a CPU mapping past the buffer fails; a dma-buf of the BAR's
+ * last page maps that page (the host's file says so) and outlives the
+ * device file it came from.
+ */
+TEST(ivshmem_export_checks)
+{
+	const uint64_t pg = 4096;
+	struct ivshmem_dmabuf_export e;
+	uint64_t bar;
+	char host, *p;
+	int dev, fd;
+
+	if (!getenv("VRNIC_PEER_MEM"))
+		SKIP(return, "no peer memory: not a tools/vm --peer-mem guest");
+	dev = open(DBUF_IVSHMEM_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, dev);
+	ASSERT_EQ(0, ioctl(dev, IVSHMEM_DMABUF_SIZE, &bar));
+	ASSERT_LE(2 * pg, bar);
+	const struct ivshmem_dmabuf_export bad[] = {
+		{ .offset = 1, .size = pg, .flags = O_RDWR },
+		{ .offset = 0, .size = 100, .flags = O_RDWR },
+		{ .offset = 0, .size = 0, .flags = O_RDWR },
+		{ .offset = bar, .size = pg, .flags = O_RDWR },
+		{ .offset = bar - pg, .size = 2 * pg, .flags = O_RDWR },
+		{ .offset = pg, .size = -pg, .flags = O_RDWR },
+		{ .offset = 0, .size = pg, .flags = O_RDWR | O_APPEND },
+		{ .offset = 0, .size = pg, .flags = O_ACCMODE },
+		{ .offset = 0, .size = pg, .flags = O_RDWR, .reserved = 1 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		e = bad[i];
+		EXPECT_EQ(-1, ioctl(dev, IVSHMEM_DMABUF_EXPORT, &e))
+			TH_LOG("bad[%zu] exported", i);
+		EXPECT_EQ(EINVAL, errno);
+	}
+	EXPECT_EQ(-1, ioctl(dev, _IO(IVSHMEM_DMABUF_IOCTL_BASE, 0xdf)));
+	EXPECT_EQ(ENOTTY, errno);
+
+	e = (struct ivshmem_dmabuf_export) {
+		.offset = bar - pg, .size = pg, .flags = O_RDWR | O_CLOEXEC,
+	};
+	fd = ioctl(dev, IVSHMEM_DMABUF_EXPORT, &e);
+	ASSERT_LE(0, fd);
+	close(dev);
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 2 * pg, PROT_READ, MAP_SHARED, fd, 0));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, pg));
+	p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	p[pg - 1] = 0x77;
+	dev = open(getenv("VRNIC_PEER_MEM"), O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, dev);
+	ASSERT_EQ(1, pread(dev, &host, 1, bar - 1));
+	EXPECT_EQ(0x77, host);
+	close(dev);
+	munmap(p, pg);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

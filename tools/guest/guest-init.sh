@@ -13,7 +13,7 @@ for arg in $(</proc/cmdline); do
 	vrnic.*=*) k=${arg%%=*}; k=${k#vrnic.}; declare "VRNIC_${k^^}=${arg#*=}" ;;
 	esac
 done
-export VRNIC_TOP VRNIC_NODE VRNIC_NODES VRNIC_KREL VRNIC_MTU
+export VRNIC_TOP VRNIC_NODE VRNIC_NODES VRNIC_KREL VRNIC_MTU VRNIC_PEER_MEM
 export VRNIC_OUT=/vrnic-out
 
 say() { echo "vrnic-guest[$VRNIC_NODE]: $*" >/dev/console; }
@@ -91,6 +91,11 @@ elif [ "${VRNIC_MODULE:-1}" = 1 ]; then
 	else
 		say "insmod vrnic.ko failed"
 	fi
+fi
+# tools/vm --peer-mem: the ivshmem BAR's exporter (/dev/ivshmem-dmabuf0).
+if [ -n "${VRNIC_PEER_MEM:-}" ] && [ "${VRNIC_MODULE:-1}" = 1 ]; then
+	insmod "$VRNIC_TOP/drivers/misc/ivshmem_dmabuf/ivshmem_dmabuf.ko" ||
+		say "insmod ivshmem_dmabuf.ko failed"
 fi
 
 cd "$VRNIC_TOP" || exit 1
