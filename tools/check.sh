@@ -163,9 +163,11 @@ wire pair -m 100 -p 169.254.0.1,169.254.0.2 -t 106 \
 
 # The transport at the verbs level: RC/UC/UD operations at every size up
 # to 64 MiB with the payload verified, atomics, SRQ, inline, 3 SGEs, the
-# IBTA error statuses and the rx_qkey_mismatch counter. No capture.
-guest pair_transport -n 2 -t 900 -- \
-	"pair_transport:selftests/vrnic/pair_transport.sh"
+# IBTA error statuses and the rx_qkey_mismatch counter. No capture. Then
+# dma-buf MRs between the guests, peer memory (the ivshmem BAR) included.
+guest pair_transport -n 2 -t 900 --peer-mem 16 -- \
+	"pair_transport:selftests/vrnic/pair_transport.sh" \
+	"pair_dmabuf:build/selftests/vrnic/pair_dmabuf"
 
 # Jumbo frames: netdev MTU 9000 in both guests, so ib_core and perftest
 # use path MTU 4096 (4 KiB of payload per packet): the tools and the
@@ -192,15 +194,17 @@ guest pair_lossy -n 2 -t 900 -d "$faults,fault-seed=7" -- \
 
 # The device's work in an IOThread (-device vrnic,iothread=; Threads in
 # device-design.rst): a pair's tools (rping, the pingpongs, perftest
-# bandwidth, latency and event mode) and transport tests, the lossy pair
+# bandwidth, latency and event mode), transport and dma-buf tests (peer
+# memory: the IOThread reaches the ivshmem BAR directly), the lossy pair
 # (the transport's timers in the IOThread), and one guest's interrupt,
 # moderation and hostile-guest tests (doorbells through the mailbox,
 # MSI-X from the main loop). perftest -R runs in the main-loop pair only,
 # to keep make check short.
-guest pair_iothread -n 2 --iothread -t 900 -- \
+guest pair_iothread -n 2 --iothread -t 900 --peer-mem 16 -- \
 	"pair_ping_iothread:selftests/vrnic/pair_ping.sh" \
 	"pair_rdma_iothread:PAIR_RDMA_MATRIX=1 PAIR_RDMA_EVENTS=1 selftests/vrnic/pair_rdma.sh" \
-	"pair_transport_iothread:selftests/vrnic/pair_transport.sh"
+	"pair_transport_iothread:selftests/vrnic/pair_transport.sh" \
+	"pair_dmabuf_iothread:build/selftests/vrnic/pair_dmabuf"
 guest pair_lossy_iothread -n 2 --iothread -t 900 -d "$faults,fault-seed=7" -- \
 	"pair_lossy_iothread:selftests/vrnic/pair_lossy.sh"
 guest single_iothread --iothread -t 600 -- \
