@@ -26,6 +26,10 @@
 # IOThread: two vrnic pairs at path MTU 4096, one with the device's work
 # on QEMU's main loop (the default) and one with -device vrnic,iothread=
 # (tools/vm --iothread), the same bandwidth and latency tests side by side.
+# Then peer memory: one vrnic pair with the ivshmem BAR (tools/vm
+# --peer-mem), 64 KiB RDMA WRITEs into the peer's BAR and READs out of it
+# against the same into and out of its ordinary memory (pair_dmabuf -b;
+# perftest 4.5 has no dma-buf option without CUDA), path MTU 1024.
 # Not part of make check. See Documentation/benchmarks.rst.
 #
 # usage: tools/bench.sh [--nic 'vrnic rxe'] [--faults PROPS]
@@ -43,6 +47,7 @@
 #   --jumbo on|off the path-MTU-4096 section (default on; it also runs
 #                  ib_write_bw -q 4, four QPs' aggregate)
 #   --iothread on|off  the main loop / IOThread section (default on)
+#   --peermem on|off   the peer memory section (default on)
 # Logs: build/bench/<nic>.log (every test's full perftest output).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -51,7 +56,7 @@ cd "$VRNIC_TOP" || exit 1
 # A run with no arguments is the reference run: its results become
 # Documentation/benchmarks-results.txt and benchmarks.png.
 reference=$(($# == 0))
-nics="vrnic rxe" tmo=90 fiters=1000 nvme=on jumbo=on iothread=on
+nics="vrnic rxe" tmo=90 fiters=1000 nvme=on jumbo=on iothread=on peermem=on
 faults=fault-drop-ppm=10000,fault-reorder-ppm=10000,fault-dup-ppm=1000,fault-corrupt-ppm=1000,fault-seed=1
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -61,6 +66,7 @@ while [ $# -gt 0 ]; do
 	--nvme) nvme=$2; shift 2 ;;
 	--jumbo) jumbo=$2; shift 2 ;;
 	--iothread) iothread=$2; shift 2 ;;
+	--peermem) peermem=$2; shift 2 ;;
 	-t) tmo=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	*) break ;;
@@ -77,7 +83,7 @@ tests=("$@")
 )
 out=$VRNIC_TOP/build/bench
 mkdir -p "$out"
-rm -f "$out"/{core,wire,wake,table,p99,faults,jumbo,iothread,nvme}.txt "$out"/*.dat "$out/bench.png"
+rm -f "$out"/{core,wire,wake,table,p99,faults,jumbo,iothread,peermem,nvme}.txt "$out"/*.dat "$out/bench.png"
 
 machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, $(uname -sr)"
 step "bench: perftest, vrnic vs rdma_rxe, TCG guests ($(date -u +%Y-%m-%dT%H:%MZ))"
@@ -126,7 +132,7 @@ run_pair() {
 	done
 }
 
-[ "$nvme" = only ] && faults=none jumbo=off iothread=off
+[ "$nvme" = only ] && faults=none jumbo=off iothread=off peermem=off
 
 # The core alone and the wire alone, in this run, on this machine.
 if [ "$nvme" != only ]; then
@@ -172,6 +178,16 @@ fi
 if [ "$faults" != none ]; then
 	run_pair vrnic-lossless vrnic -- "${ftests[@]}"
 	run_pair vrnic-faults vrnic -d "$faults" -- "${ftests[@]}"
+fi
+if [ "$peermem" = on ]; then
+	step "peer memory: 64 KiB WRITE/READ, the peer's ivshmem BAR vs its RAM (5 s each)"
+	t0=$SECONDS
+	tools/vm -n 2 --peer-mem 16 -t 300 -q -- \
+		"build/selftests/vrnic/pair_dmabuf -x ivshmem -b 5" >"$out/peermem.log" 2>&1
+	info "peer memory: guests done in $((SECONDS - t0)) s (exit $?), log $out/peermem.log"
+	while read -r _ _ target op _ val _; do
+		res[peermem,$target,$op]=$val
+	done < <(grep '^# BENCH ' "$out/peermem.log")
 fi
 
 # One table: a column per NIC, then vrnic/rxe when both have numbers.
@@ -269,6 +285,17 @@ if [ "$iothread" = on ]; then
 		done
 	} | tee "$out/iothread.txt"
 fi
+if [ "$peermem" = on ]; then
+	echo
+	echo "vrnic into and out of peer memory (the ivshmem BAR) or RAM, 64 KiB, path MTU 1024:"
+	{
+		printf '%-13s %6s %-5s %14s %14s %10s\n' test bytes unit RAM BAR BAR/RAM
+		for op in write read; do
+			a=${res[peermem,host,$op]:-FAIL} b=${res[peermem,ivshmem,$op]:-FAIL}
+			printf '%-13s %6s %-5s %14s %14s %10s\n' "rdma_$op" 65536 MB/s "$a" "$b" "$(ratio "$b" "$a")"
+		done
+	} | tee "$out/peermem.txt"
+fi
 if [ "$nvme" != off ]; then
 	nrows="randread_4k_qd32:IOPS lat_4k_qd1_p50:usec lat_4k_qd1_p99:usec seqread_128k:MB/s seqwrite_128k:MB/s"
 	for nic in $nics; do
@@ -320,7 +347,7 @@ echo "host: $machine; load average $(cut -d' ' -f1-3 /proc/loadavg); logs in $ou
 # Every table of this run, with its date and machine, in one file.
 {
 	echo "make bench, $(date -u +%Y-%m-%d) on $machine (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
-	for f in core wire wake table p99 jumbo iothread faults nvme; do
+	for f in core wire wake table p99 jumbo iothread faults peermem nvme; do
 		[ -s "$out/$f.txt" ] || continue
 		echo
 		case $f in
@@ -332,6 +359,7 @@ echo "host: $machine; load average $(cut -d' ' -f1-3 /proc/loadavg); logs in $ou
 		jumbo) echo "perftest, path MTU 4096, 5 s per test (MB/s):" ;;
 		iothread) echo "vrnic on the main loop or in an IOThread, path MTU 4096 (lat: median usec; bw: MB/s):" ;;
 		faults) echo "vrnic under faults ($faults), 64 KiB x $fiters (MB/s):" ;;
+		peermem) echo "peer memory (pair_dmabuf -b 5: the peer's ivshmem BAR or its RAM, path MTU 1024):" ;;
 		nvme) echo "NVMe over RDMA (fio):" ;;
 		esac
 		cat "$out/$f.txt"
@@ -343,4 +371,4 @@ if [ "$reference" = 1 ]; then
 	info "reference run: Documentation/benchmarks-results.txt and benchmarks.png updated"
 fi
 ! grep -q FAIL "$out/table.txt" "$out/faults.txt" "$out/jumbo.txt" "$out/iothread.txt" \
-	"$out/nvme.txt" 2>/dev/null
+	"$out/peermem.txt" "$out/nvme.txt" 2>/dev/null

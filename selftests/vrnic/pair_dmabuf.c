@@ -21,10 +21,18 @@
  * net_device (port 7473) and swap verdicts, so both print the same TAP
  * line with each side's reasons as comments.
  *
- * usage: pair_dmabuf [-n] [-x EXPORTER[,EXPORTER...]]
+ * With -b, make bench's numbers after each exporter's cases: SECS seconds
+ * each of 64 KiB RDMA WRITEs into the responder's dma-buf, of READs out of
+ * it, and of both against ordinary memory of the responder, 8 in flight,
+ * from ordinary memory of the requester. The requester prints
+ *   # BENCH <exporter>|host write|read 65536 <MB/s> MB/s
+ * (results, not pass or fail: a stream only fails on an error completion).
+ *
+ * usage: pair_dmabuf [-n] [-x EXPORTER[,EXPORTER...]] [-b SECS]
  *   -n  no TAP header and plan (the caller prints them)
  *   -x  the exporters (default dma_heap,udmabuf,ivshmem); both nodes must
  *       be given the same list
+ *   -b  add the bandwidth case to each exporter (both nodes: the same -b)
  */
 #define _GNU_SOURCE
 #include <infiniband/verbs.h>
@@ -338,6 +346,108 @@ static void case_atomics(struct ctx *c, struct side *s, struct verdict *v)
 	same(s, A_ROFF, 8, 0, (const uint8_t *)&ends, "the word after", v);
 }
 
+#define BW_MSG		65536
+#define BW_DEPTH	8		/* the QP's max_send_wr */
+#define BW_SLOTS	(MR_LEN / BW_MSG)
+
+static int bench_secs;			/* -b */
+
+/*
+ * secs seconds of op (RDMA WRITE or READ) between lbuf (in lmr) and the
+ * remote buffer at raddr, BW_DEPTH messages in flight, cycling through
+ * BW_SLOTS slots: MB/s, or -1 (and v failed) on an error.
+ */
+static double stream(struct side *s, enum ibv_wr_opcode op,
+		     struct ibv_mr *lmr, char *lbuf, uint64_t raddr,
+		     uint32_t rkey, struct verdict *v)
+{
+	double t0 = now(), end = t0 + bench_secs;
+	uint64_t done = 0, posted = 0;
+	struct ibv_wc wc[BW_DEPTH];
+
+	while (now() < end || posted > done) {
+		while (posted - done < BW_DEPTH && now() < end) {
+			size_t off = posted % BW_SLOTS * BW_MSG;
+
+			if (qp_post_one(s->qp, op, lmr, lbuf + off, BW_MSG,
+					raddr + off, rkey, 0, posted)) {
+				fail(v, "ibv_post_send: %s", strerror(errno));
+				end = 0;
+				break;
+			}
+			posted++;
+		}
+		if (posted == done)
+			break;
+		int n = wait_wc(s->cq, wc, posted - done, OP_MS);
+
+		if (n <= 0) {
+			fail(v, "bandwidth: no completion in %d s", OP_MS / 1000);
+			return -1;
+		}
+		for (int i = 0; i < n; i++)
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				fail(v, "bandwidth: %s",
+				     ibv_wc_status_str(wc[i].status));
+				return -1;
+			}
+		done += n;
+	}
+	return v->ok ? done * BW_MSG / (now() - t0) / 1e6 : -1;
+}
+
+/*
+ * The responder's dma-buf against its ordinary memory: the responder
+ * registers a buffer as large as the dma-buf and sends its address and
+ * rkey, then waits while the requester streams into and out of both.
+ */
+static void case_bandwidth(struct ctx *c, struct side *s, struct verdict *v)
+{
+	const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ;
+	char *buf = aligned_alloc(4096, MR_LEN);
+	struct ibv_mr *mr = buf ? ibv_reg_mr(c->pd, buf, MR_LEN, acc) : NULL;
+	struct msg me = { .ok = !!mr }, peer;
+	const struct {
+		const char *target, *op;
+		enum ibv_wr_opcode opcode;
+		bool dmabuf;
+	} runs[] = {
+		{ s->exporter, "write", IBV_WR_RDMA_WRITE, true },
+		{ "host", "write", IBV_WR_RDMA_WRITE, false },
+		{ s->exporter, "read", IBV_WR_RDMA_READ, true },
+		{ "host", "read", IBV_WR_RDMA_READ, false },
+	};
+
+	if (!mr)
+		fail(v, "ibv_reg_mr of %d bytes: %s", MR_LEN, strerror(errno));
+	else
+		memset(buf, 0, MR_LEN);
+	if (mr) {
+		me.rkey = mr->rkey;
+		me.seed = (uintptr_t)buf;
+	}
+	if (!xchg(c, &me, &peer)) {
+		fail(v, "control connection lost");
+	} else if (!c->server && v->ok && peer.ok) {
+		for (size_t i = 0; i < ARRAY_SIZE(runs) && v->ok; i++) {
+			double mbs = stream(s, runs[i].opcode, mr, buf,
+					    runs[i].dmabuf ? MR_IOVA : peer.seed,
+					    runs[i].dmabuf ? s->peer_rkey :
+							     peer.rkey, v);
+
+			if (mbs >= 0)
+				ksft_print_msg("BENCH %s %s %d %.0f MB/s\n",
+					       runs[i].target, runs[i].op,
+					       BW_MSG, mbs);
+		}
+	}
+	step(c, v);
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(buf);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(struct ctx *c, struct side *s, struct verdict *v);
@@ -347,7 +457,16 @@ static const struct {
 	{ "SEND from a dma-buf into a receive in the peer's", case_send },
 	{ "ATOMIC CMP_AND_SWP and FETCH_AND_ADD on the peer's dma-buf",
 	  case_atomics },
+	/* Only with -b: the last entry. */
+	{ "RDMA WRITE and READ bandwidth, the peer's dma-buf and its memory",
+	  case_bandwidth },
 };
+
+/* The cases run: the bandwidth one only with -b. */
+static size_t ncases(void)
+{
+	return ARRAY_SIZE(cases) - !bench_secs;
+}
 
 /* ---- one exporter --------------------------------------------------------- */
 
@@ -448,7 +567,7 @@ static void run_exporter(struct ctx *c, const char *exporter)
 
 	ksft_print_msg("%s: setting up\n", exporter);
 	side_open(c, &s, &setup);
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+	for (size_t i = 0; i < ncases(); i++) {
 		struct verdict v = { .ok = true };
 
 		snprintf(name, sizeof(name), "%s: %s", exporter, cases[i].name);
@@ -498,15 +617,18 @@ int main(int argc, char **argv)
 	uint64_t fp = 0;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "nx:")) != -1) {
+	while ((opt = getopt(argc, argv, "nx:b:")) != -1) {
 		if (opt == 'n')
 			header = false;
 		else if (opt == 'x')
 			snprintf(list, sizeof(list), "%s", optarg);
+		else if (opt == 'b' && atoi(optarg) > 0 && atoi(optarg) <= 600)
+			bench_secs = atoi(optarg);
 		else
-			ksft_exit_fail_msg("usage: %s [-n] [-x EXPORTER[,EXPORTER...]]\n",
+			ksft_exit_fail_msg("usage: %s [-n] [-x EXPORTER[,EXPORTER...]] [-b SECS]\n",
 					   argv[0]);
 	}
+	fp = bench_secs;
 	for (char *e = strtok_r(list, ",", &save); e && nexp < ARRAY_SIZE(exp);
 	     e = strtok_r(NULL, ",", &save)) {
 		if (!dbuf_exporter(e))
@@ -518,9 +640,9 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (header) {
 		ksft_print_header();
-		ksft_set_plan(nexp * ARRAY_SIZE(cases));
+		ksft_set_plan(nexp * ncases());
 	} else {
-		ksft_plan = nexp * ARRAY_SIZE(cases);
+		ksft_plan = nexp * ncases();
 	}
 	c.server = node && !strcmp(node, "1");
 	ksft_print_msg("node %s: %s\n", node ? node : "?",
