@@ -17,6 +17,7 @@
 #include "kselftest_harness.h"
 #include "common.h"
 #include "dbuf.h"
+#include "mr_query.h"
 #include "qp.h"
 
 #define DBUF	(16 * 4096)		/* the dma-buf */
@@ -120,6 +121,29 @@ static void fill(char *p, size_t len, unsigned int seed)
 		p[i] = (char)(mix(seed + i / 8) >> (i % 8 * 8));
 }
 
+/* Where BAR 2 of the (only) ivshmem function starts, or 0. */
+static uint64_t bar2_start(void)
+{
+	uint64_t start = 0, end, flags;
+	char path[160];
+	glob_t g;
+	FILE *f;
+
+	if (glob("/sys/bus/pci/drivers/ivshmem_dmabuf/0000:*/resource", 0,
+		 NULL, &g) || !g.gl_pathc)
+		return 0;
+	snprintf(path, sizeof(path), "%s", g.gl_pathv[0]);
+	globfree(&g);
+	f = fopen(path, "r");
+	for (int i = 0; f && i < 3; i++)
+		if (fscanf(f, "%" SCNx64 " %" SCNx64 " %" SCNx64, &start, &end,
+			   &flags) != 3)
+			start = 0;
+	if (f)
+		fclose(f);
+	return start;
+}
+
 /* One WR on qp, waited for; its status. */
 static int one(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op,
 	       struct ibv_mr *mr, void *addr, uint32_t len, uint64_t raddr,
@@ -217,6 +241,58 @@ TEST_F(dmabuf, send_is_received_into_the_dma_buf)
 	dbuf_cpu(&self->d, true, false);
 	EXPECT_EQ(0, memcmp(self->d.map + MR_OFF + 64, self->src, 5000));
 	dbuf_cpu(&self->d, false, false);
+}
+
+/*
+ * The device's translation of the MR (debugfs mr_query) is the exporter's
+ * memory, page for page: for udmabuf the memfd's pages (pagemap of a
+ * mapping of the memfd), for the BAR its bus address, so the device
+ * reaches it peer to peer and not through a copy. The dma-heap's pages are
+ * visible to no user-space mapping pagemap can read (the heap maps them
+ * VM_PFNMAP): for it, only that every page is translated, each to a
+ * different page.
+ */
+TEST_F(dmabuf, the_device_translates_to_the_exporters_pages)
+{
+	uint64_t bar = self->d.host >= 0 ? bar2_start() : 0;
+	char *memfd_map = MAP_FAILED;
+	int pagemap, bad = 0;
+	struct mr_query q;
+
+	if (self->d.memfd >= 0) {
+		memfd_map = mmap(NULL, DBUF, PROT_READ,
+				 MAP_SHARED | MAP_POPULATE, self->d.memfd, 0);
+		ASSERT_NE(MAP_FAILED, memfd_map);
+	}
+	if (self->d.host >= 0)
+		ASSERT_NE(0, bar);
+	ASSERT_EQ(0, mr_query(self->mr->lkey, &q));
+	EXPECT_EQ(MR_IOVA, q.iova);
+	EXPECT_EQ(MR_LEN, q.length);
+	pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, pagemap);
+	for (size_t off = 0; off < MR_LEN; off += 4096) {
+		uint64_t got = mr_query_addr(&q, MR_IOVA + off), want = got;
+
+		if (memfd_map != MAP_FAILED)
+			want = phys_of(pagemap, memfd_map + MR_OFF + off);
+		else if (bar)
+			want = bar + DBUF_IVSHMEM_OFF + MR_OFF + off;
+		for (size_t o = 0; o < off && got; o += 4096)
+			if (mr_query_addr(&q, MR_IOVA + o) == got)
+				got = 0;	/* two pages, one address */
+		if (!got || got != want) {
+			if (bad++ < 5)
+				TH_LOG("page %zu: device %#" PRIx64 ", exporter %#" PRIx64,
+				       off / 4096, mr_query_addr(&q, MR_IOVA + off),
+				       want);
+		}
+	}
+	EXPECT_EQ(0, bad);
+	close(pagemap);
+	mr_query_free(&q);
+	if (memfd_map != MAP_FAILED)
+		munmap(memfd_map, DBUF);
 }
 
 TEST_F(dmabuf, access_past_the_end_is_a_remote_access_error)

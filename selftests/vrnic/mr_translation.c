@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -17,31 +16,9 @@
 
 #include "kselftest_harness.h"
 #include "common.h"
+#include "mr_query.h"
 
 #define PG 4096ul
-
-static const char *mr_query_path(void)
-{
-	static char path[256];
-	glob_t g;
-
-	if (glob("/sys/kernel/debug/vrnic/*/mr_query", 0, NULL, &g) || !g.gl_pathc)
-		return NULL;
-	snprintf(path, sizeof(path), "%s", g.gl_pathv[0]);
-	globfree(&g);
-	return path;
-}
-
-static uint64_t phys_of(int pagemap, const void *va)
-{
-	uint64_t e;
-
-	if (pread(pagemap, &e, 8, (uintptr_t)va / PG * 8) != 8)
-		return 0;
-	if (!(e & (1ull << 63)))
-		return 0;
-	return (e & ((1ull << 55) - 1)) * PG;
-}
 
 /*
  * Compare the device's view of the MR at buf (len bytes) with pagemap.
@@ -50,43 +27,22 @@ static uint64_t phys_of(int pagemap, const void *va)
 static long compare_mr(struct __test_metadata *_metadata, uint32_t lkey,
 		       char *buf, size_t len)
 {
-	uint64_t iova, length, npages, *dev;
-	unsigned int pdn, access, shift;
-	const char *path = mr_query_path();
+	struct mr_query q;
 	long bad = 0;
 	int pagemap;
-	FILE *f;
 
-	if (!path)
-		return -1;
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "%u\n", lkey);
-	if (fclose(f))
-		return -1;
-	f = fopen(path, "r");
-	if (!f || fscanf(f, "%" SCNx64 " %" SCNx64 " %u %x %u %" SCNu64, &iova,
-			 &length, &pdn, &access, &shift, &npages) != 6)
+	if (mr_query(lkey, &q))
 		return -1;
 	TH_LOG("lkey %#x: iova %#" PRIx64 " length %" PRIu64 " page_shift %u npages %" PRIu64,
-	       lkey, iova, length, shift, npages);
-	if (iova != (uintptr_t)buf || length != len)
-		return -1;
-	dev = calloc(npages, sizeof(*dev));
-	for (uint64_t i = 0; i < npages; i++)
-		if (fscanf(f, "%" SCNx64, &dev[i]) != 1)
-			return -1;
-	fclose(f);
+	       lkey, q.iova, q.length, q.shift, q.npages);
 	pagemap = open("/proc/self/pagemap", O_RDONLY);
-	if (pagemap < 0)
+	if (q.iova != (uintptr_t)buf || q.length != len || pagemap < 0) {
+		mr_query_free(&q);
 		return -1;
+	}
 	for (size_t off = 0; off < len; off += PG) {
-		uint64_t a = (uintptr_t)buf + off;
-		uint64_t base = iova & ~((1ull << shift) - 1);
-		uint64_t idx = (a - base) >> shift;
 		uint64_t want = phys_of(pagemap, buf + off);
-		uint64_t got = dev[idx] + (a & ((1ull << shift) - 1));
+		uint64_t got = mr_query_addr(&q, (uintptr_t)buf + off);
 
 		if (!want || got != want) {
 			if (bad < 5)
@@ -96,7 +52,7 @@ static long compare_mr(struct __test_metadata *_metadata, uint32_t lkey,
 		}
 	}
 	close(pagemap);
-	free(dev);
+	mr_query_free(&q);
 	return bad;
 }
 
