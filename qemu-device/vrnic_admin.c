@@ -135,6 +135,10 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
         return vrnic_mcast_attach(core, (const void *)raw);
     case VRNIC_AQ_OP_DETACH_MCAST:
         return vrnic_mcast_detach(core, (const void *)raw);
+    case VRNIC_AQ_OP_PAGE_FAULT_DONE:
+        return vrnic_odp_fault_done(core, (const void *)raw);
+    case VRNIC_AQ_OP_ODP_INVALIDATE:
+        return vrnic_odp_invalidate(core, (const void *)raw);
     default:
         return VRNIC_AQ_STS_BAD_OPCODE;
     }

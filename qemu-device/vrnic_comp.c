@@ -147,8 +147,8 @@ static void vrnic_tx_implied_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
  * by PSN alone: a late response of an older copy of the stream (reordered,
  * or still streaming when a timer asked again) can ask once more.
  */
-static const char *vrnic_tx_rd_place(VrnicCore *core, VrnicQp *qp,
-                                     VrnicSwqe *s, uint32_t psn,
+static const char *vrnic_tx_rd_place(VrnicCore *core, uint32_t qpn,
+                                     VrnicQp *qp, VrnicSwqe *s, uint32_t psn,
                                      uint8_t *data, uint32_t plen,
                                      bool *lost)
 {
@@ -175,6 +175,17 @@ static const char *vrnic_tx_rd_place(VrnicCore *core, VrnicQp *qp,
     }
     if (ahead && (s->rd_ahead >> (ahead - 1)) & 1) {
         return "READ response placed already";
+    }
+    /* Its place unmapped (on-demand) since the request left: asked again. */
+    switch (vrnic_sge_odp(core, qpn, qp, s, off, plen, true)) {
+    case VRNIC_ODP_WAIT:
+        return "READ response: its place is not mapped (page fault)";
+    case VRNIC_ODP_FAIL:
+        s->done = true;
+        s->status = VRNIC_WC_LOC_PROT_ERR;
+        return NULL;
+    default:
+        break;
     }
     if (plen && !vrnic_sge_rw(core, qp, s, off, data, plen, true)) {
         s->done = true;
@@ -331,6 +342,13 @@ static const char *vrnic_tx_atomic_ack(VrnicCore *core, uint32_t qpn,
         vrnic_tx_implied_nak(core, qpn, qp, psn);
         return "ATOMIC ACK matching no atomic";
     }
+    /*
+     * Its place unmapped (on-demand) since the request left: dropped, the
+     * atomic is asked again and answered from the responder's cache.
+     */
+    if (vrnic_sge_odp(core, qpn, qp, s, 0, 8, true) == VRNIC_ODP_WAIT) {
+        return "ATOMIC ACK: its place is not mapped (page fault)";
+    }
     orig = cpu_to_le64(pkt->hdr.atomic_orig);
     vrnic_tx_ack_to(qp->x, psn);
     vrnic_tx_progress(core, qp);
@@ -354,7 +372,7 @@ static const char *vrnic_tx_read_resp(VrnicCore *core, uint32_t qpn,
         vrnic_tx_implied_nak(core, qpn, qp, psn);
         return "READ response matching no READ";
     }
-    drop = vrnic_tx_rd_place(core, qp, s, psn,
+    drop = vrnic_tx_rd_place(core, qpn, qp, s, psn,
                              (uint8_t *)frame + pkt->payload_off,
                              pkt->payload_len, &lost);
     if (!drop) {

@@ -226,6 +226,7 @@ typedef struct VrnicCore {
 
     VrnicRing aeq;
     bool aeq_armed;
+    bool odp_queued;        /* a page fault waits for room in the AEQ */
 
     VrnicRing eth_tx;
     VrnicRing eth_rx;

@@ -116,7 +116,28 @@ void vrnic_admin_process(VrnicCore *core);
 
 /* vrnic_event.c */
 void vrnic_aeq_post(VrnicCore *core, uint32_t event, uint32_t data);
+bool vrnic_aeq_post_entry(VrnicCore *core, const void *e, uint32_t owner_bits);
 void vrnic_aeq_write_ci(VrnicCore *core, uint32_t val);
+
+/* vrnic_odp.c: on-demand paging. */
+typedef enum VrnicOdpRes {
+    VRNIC_ODP_GO,           /* mapped (or not on-demand): go on */
+    VRNIC_ODP_WAIT,         /* not mapped: a page fault is outstanding */
+    VRNIC_ODP_FAIL,         /* the driver cannot map it: fail the access */
+} VrnicOdpRes;
+/*
+ * The check before an access of qpn's requester (or responder) to
+ * [addr, addr + len) of mr, which the key check accepted; a fault asks for
+ * [addr, addr + span) (span >= len, inside mr: the rest of the message).
+ */
+VrnicOdpRes vrnic_odp_access(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                             const VrnicMr *mr, uint64_t addr, uint64_t len,
+                             uint64_t span, bool write, bool responder);
+void vrnic_odp_aeq_room(VrnicCore *core);
+uint8_t vrnic_odp_fault_done(VrnicCore *core,
+                             const struct vrnic_aq_page_fault_done *c);
+uint8_t vrnic_odp_invalidate(VrnicCore *core,
+                             const struct vrnic_aq_odp_invalidate *c);
 
 /* vrnic_port.c: one handler per port command; each returns a status. */
 uint8_t vrnic_port_query_device(VrnicCore *core, const struct vrnic_aq_query *c);

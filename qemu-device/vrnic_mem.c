@@ -19,6 +19,12 @@
  * fast-registration MR translates through the page list REG_MR copied into
  * the device (list), checked when it was copied.
  *
+ * An on-demand memory (odp, vrnic_odp.c) has VRNIC_ODP_* bits in its leaf
+ * entries: only a present entry is used or cached (with its bits, so that a
+ * write finds out whether it may), and an absent one fails the access
+ * quietly - the caller checked with vrnic_odp_mapped() first, so that is a
+ * race the guest lost, not a bad table.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
@@ -118,7 +124,8 @@ bool vrnic_mem_contains(const VrnicMem *m, uint64_t addr, uint64_t len)
 
 /*
  * DMA address of page idx, walking the tables (levels >= 1) from the root.
- * The top level is indexed by the highest 9-bit group of idx.
+ * The top level is indexed by the highest 9-bit group of idx. For an
+ * on-demand memory, the leaf entry as it is: address and VRNIC_ODP_* bits.
  */
 bool vrnic_mem_walk(VrnicCore *core, const VrnicMem *m, uint64_t idx,
                     uint64_t *pa)
@@ -153,7 +160,8 @@ bool vrnic_mem_walk(VrnicCore *core, const VrnicMem *m, uint64_t idx,
             addr = le64_to_cpu(entry);
         }
     }
-    if (addr & ((1ull << m->page_shift) - 1)) {
+    if ((addr & ~(m->odp ? VRNIC_ODP_ENTRY_FLAGS : 0)) &
+        ((1ull << m->page_shift) - 1)) {
         VRNIC_GUEST_ERR(core, vrnic_err_xlate, "page 0x%" PRIx64
                         " (index %" PRIu64 ") not page-aligned", addr, idx);
         return false;
@@ -174,7 +182,32 @@ bool vrnic_mem_page(VrnicCore *core, const VrnicMem *m, uint64_t idx,
     if (!vrnic_mem_walk(core, m, idx, pa)) {
         return false;
     }
-    vrnic_tlb_fill(core, m->tlb_id, idx, *pa);
+    /* An absent on-demand page is read again next time: never cached. */
+    if (!m->odp || (*pa & VRNIC_ODP_PRESENT)) {
+        vrnic_tlb_fill(core, m->tlb_id, idx, *pa);
+    }
+    return true;
+}
+
+/*
+ * Page idx of m for an access (write or not): its DMA address, or false if
+ * the tables are bad or, on-demand, the page is not mapped for it.
+ */
+static bool vrnic_mem_page_for(VrnicCore *core, const VrnicMem *m,
+                               uint64_t idx, bool write, uint64_t *pa)
+{
+    uint64_t need = VRNIC_ODP_PRESENT | (write ? VRNIC_ODP_WRITABLE : 0);
+
+    if (!vrnic_mem_page(core, m, idx, pa)) {
+        return false;
+    }
+    if (!m->odp) {
+        return true;
+    }
+    if ((*pa & need) != need) {
+        return false;
+    }
+    *pa &= ~(uint64_t)VRNIC_ODP_ENTRY_FLAGS;
     return true;
 }
 
@@ -215,7 +248,7 @@ bool vrnic_mem_rw(VrnicCore *core, const VrnicMem *m, uint64_t addr,
         uint64_t pa;
         bool ok;
 
-        if (!vrnic_mem_page(core, m, off >> m->page_shift, &pa)) {
+        if (!vrnic_mem_page_for(core, m, off >> m->page_shift, write, &pa)) {
             return false;
         }
         ok = write ? vrnic_dma_write(core, pa + in, p, chunk) :

@@ -188,6 +188,7 @@ uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     uint32_t flags = le32_to_cpu(c->flags);
     bool dma = flags & VRNIC_MR_FLAG_DMA;
     bool devmem = flags & VRNIC_MR_FLAG_DEVICE_MEM;
+    bool odp = flags & VRNIC_MR_FLAG_ON_DEMAND;
     VrnicPd *pd = vrnic_pd_get(core, pdn);
     VrnicMem mem;
     uint8_t sts;
@@ -197,8 +198,9 @@ uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
         c->handle) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
     }
-    if ((flags & ~(VRNIC_MR_FLAG_DMA | VRNIC_MR_FLAG_DEVICE_MEM)) ||
-        (dma && devmem)) {
+    if ((flags & ~(VRNIC_MR_FLAG_DMA | VRNIC_MR_FLAG_DEVICE_MEM |
+                   VRNIC_MR_FLAG_ON_DEMAND)) ||
+        dma + devmem + odp > 1) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "flags", flags);
     }
     if (!pd) {
@@ -223,6 +225,11 @@ uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     if (sts) {
         return sts;
     }
+    /* The driver fills and clears entries of tables, never inline ones. */
+    if (odp && !mem.levels) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "on-demand MR inline", 0);
+    }
+    mem.odp = odp;
     sts = vrnic_key_new(core, pdn, c->key_byte, &mr);
     if (sts) {
         return sts;
@@ -307,9 +314,10 @@ uint8_t vrnic_mr_rereg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     }
     mem = mr->mem;
     if (flags & VRNIC_MR_REREG_TRANS) {
-        if (mr->mem.dma || mr->mem.devmem) {
+        if (mr->mem.dma || mr->mem.devmem || mr->mem.odp) {
             return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD,
-                                "rereg DMA or device memory MR mem", 0);
+                                "rereg DMA, device memory or on-demand "
+                                "MR mem", 0);
         }
         sts = vrnic_mem_parse(core, &c->mem, &mem);
         if (sts) {

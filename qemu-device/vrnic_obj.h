@@ -30,6 +30,7 @@ typedef struct VrnicMem {
     uint32_t levels;
     uint32_t npages;
     bool dma;
+    bool odp;               /* on-demand: leaf entries carry VRNIC_ODP_* */
     bool devmem;            /* device memory at devmem_offset, not guest */
     uint64_t devmem_offset;
     uint64_t pages[VRNIC_MEM_INLINE_PAGES];

@@ -65,6 +65,7 @@ uint8_t vrnic_port_query_device(VrnicCore *core, const struct vrnic_aq_query *c)
         .max_inline_data = cpu_to_le32(cfg->max_inline_data),
         .num_comp_vectors = cpu_to_le32(cfg->num_comp_vectors),
         .device_caps = cpu_to_le32(VRNIC_DEVICE_CAP_ATOMIC_HCA |
+                                   VRNIC_DEVICE_CAP_ON_DEMAND |
                                    (cfg->dm_size ? VRNIC_DEVICE_CAP_DEVICE_MEM :
                                                    0)),
     };

@@ -455,6 +455,46 @@ static void vrnic_tx_hdrs(uint32_t qpn, const VrnicQp *qp, VrnicSwqe *s,
 }
 
 /*
+ * The on-demand pages packet off of s needs (vrnic_odp.c): its payload, or
+ * for a READ/atomic request the place of the answer - of a READ the first
+ * VRNIC_ODP_FAULT_MAX_PAGES 4 KiB pages of what it asks for, which bounds
+ * the check; a response meeting a page it did not cover, or one unmapped
+ * since, is dropped and asked again (vrnic_comp.c). STOP while a page
+ * fault is outstanding: PAGE_FAULT_DONE kicks the QP.
+ */
+static VrnicTxRes vrnic_tx_odp(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                               VrnicSwqe *s, uint32_t off, uint32_t plen)
+{
+    uint8_t op = s->hdr.opcode;
+    uint64_t at = off, len = plen;
+    bool write = false;
+
+    if (s->hdr.flags & VRNIC_WQE_FLAG_INLINE) {
+        return VRNIC_TX_DONE;
+    }
+    if (op == VRNIC_WQE_OP_RDMA_READ) {
+        at = s->rcvd;
+        len = MIN(s->rd_end - s->rcvd,
+                  (uint64_t)VRNIC_ODP_FAULT_MAX_PAGES << 12);
+        write = true;
+    } else if (vrnic_op_is_rd(op)) {
+        at = 0;
+        len = 8;
+        write = true;
+    }
+    switch (vrnic_sge_odp(core, qpn, qp, s, at, len, write)) {
+    case VRNIC_ODP_GO:
+        return VRNIC_TX_DONE;
+    case VRNIC_ODP_WAIT:
+        return VRNIC_TX_STOP;
+    default:
+        s->done = true;
+        s->status = VRNIC_WC_LOC_PROT_ERR;
+        return VRNIC_TX_FAIL;
+    }
+}
+
+/*
  * Build request packet psn of s (the next one, s->sent) and put it on the
  * wire or the loopback queue. *ack_req tells whether it asks for an ACK.
  */
@@ -470,6 +510,7 @@ static VrnicTxRes vrnic_tx_packet(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     uint32_t mc_local;
     VrnicPktHdrs h;
     size_t hoff, flen;
+    VrnicTxRes r;
     bool loop;
 
     path = vrnic_xport_path(core, qp, qpn, d->av, d->dqpn);
@@ -495,6 +536,10 @@ static VrnicTxRes vrnic_tx_packet(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         return VRNIC_TX_MORE;
     }
     vrnic_tx_hdrs(qpn, qp, s, d, psn, &h);
+    r = vrnic_tx_odp(core, qpn, qp, s, off, plen);
+    if (r != VRNIC_TX_DONE) {
+        return r;
+    }
     hoff = vrnic_pkt_tmpl_build(frame, sizeof(frame), &path->tmpl,
                                 core->ip_id++, &h, plen);
     if (!hoff) {
@@ -662,8 +707,11 @@ static void vrnic_tx_process(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
     VrnicXport *x = qp->x;
     unsigned budget = VRNIC_TX_BUDGET;
 
-    /* Waiting out an RNR NAK: the timer re-kicks. */
-    if (x->rnr_due) {
+    /*
+     * Waiting out an RNR NAK (the timer re-kicks) or a page fault
+     * (PAGE_FAULT_DONE does).
+     */
+    if (x->rnr_due || x->odp_req.state != VRNIC_ODP_IDLE) {
         return;
     }
     if (x->hole_pending && !vrnic_tx_send_hole(core, qpn, qp)) {

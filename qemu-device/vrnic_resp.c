@@ -82,7 +82,11 @@ static bool vrnic_rx_get_rwqe(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
     return true;
 }
 
-/* Scatter len bytes at message offset off into the held receive WQE. */
+/*
+ * Scatter len bytes at message offset off into the held receive WQE: a
+ * CQE status, or VRNIC_RX_PAGE_WAIT when an on-demand page it needs is not
+ * mapped (nothing is lost: the packet is taken again later).
+ */
 static uint8_t vrnic_rx_scatter(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                 uint64_t off, const uint8_t *buf, uint32_t len)
 {
@@ -117,8 +121,19 @@ static uint8_t vrnic_rx_scatter(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         chunk = MIN(glen - off, len);
         if (vrnic_mr_check(core, le32_to_cpu(g.lkey), pdn,
                            VRNIC_ACCESS_LOCAL_WRITE, le64_to_cpu(g.addr) + off,
-                           chunk, &mr) ||
-            !vrnic_mr_rw(core, mr, le64_to_cpu(g.addr) + off, (void *)buf,
+                           chunk, &mr)) {
+            return VRNIC_WC_LOC_PROT_ERR;
+        }
+        switch (vrnic_odp_access(core, qpn, qp, mr, le64_to_cpu(g.addr) + off,
+                                 chunk, glen - off, true, true)) {
+        case VRNIC_ODP_WAIT:
+            return VRNIC_RX_PAGE_WAIT;
+        case VRNIC_ODP_FAIL:
+            return VRNIC_WC_LOC_PROT_ERR;
+        default:
+            break;
+        }
+        if (!vrnic_mr_rw(core, mr, le64_to_cpu(g.addr) + off, (void *)buf,
                          chunk, true)) {
             return VRNIC_WC_LOC_PROT_ERR;
         }
@@ -216,6 +231,11 @@ void vrnic_rx_ud(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                     frame + pkt->payload_off,
                                     pkt->payload_len);
     }
+    if (e.status == VRNIC_RX_PAGE_WAIT) {
+        /* Dropped; the receive WQE stays held for the next datagram. */
+        trace_vrnic_rx_drop(qpn, psn, "UD: page fault");
+        return;
+    }
     e.byte_len = cpu_to_le32(sizeof(grh) + pkt->payload_len);
     e.src_qp = cpu_to_le32(pkt->hdr.deth.sqpn & VRNIC_IB_QPN_MASK);
     e.flags = VRNIC_CQE_FLAG_GRH;
@@ -301,7 +321,27 @@ static void vrnic_rx_no_rwqe(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                       "no receive WQE");
         return;
     }
-    vrnic_resp_rnr_nak(core, qpn, qp, psn);
+    vrnic_resp_rnr_nak(core, qpn, qp, psn, "no receive WQE: RNR NAK");
+}
+
+/*
+ * An on-demand page the packet needs is not mapped (vrnic_odp.c): RC
+ * answers RNR NAK and the requester sends the packet again after its RNR
+ * wait; UC drops it, and with it the message. The packet placed nothing
+ * for good: a FIRST packet leaves no message in progress, its resend
+ * starts it again (with the receive WQE it took, which stays held).
+ */
+static void vrnic_rx_page_wait(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                               uint32_t psn, bool first)
+{
+    if (first || qp->type != VRNIC_QP_TYPE_RC) {
+        qp->x->in_msg = VRNIC_MSG_NONE;
+    }
+    if (qp->type != VRNIC_QP_TYPE_RC) {
+        trace_vrnic_rx_drop(qpn, psn, "UC: page fault");
+        return;
+    }
+    vrnic_resp_rnr_nak(core, qpn, qp, psn, "page fault: RNR NAK");
 }
 
 /* ImmDt and SE of a message's last packet, into its receive CQE. */
@@ -340,6 +380,10 @@ static bool vrnic_rx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     sts = (uint64_t)x->rcv_off + plen > VRNIC_MAX_MSG ? VRNIC_WC_LOC_LEN_ERR :
           vrnic_rx_scatter(core, qpn, qp, x->rcv_off,
                            frame + pkt->payload_off, plen);
+    if (sts == VRNIC_RX_PAGE_WAIT) {
+        vrnic_rx_page_wait(core, qpn, qp, psn, oi->flags & VRNIC_OPF_FIRST);
+        return false;
+    }
     if (sts != VRNIC_WC_SUCCESS) {
         vrnic_rx_fail(core, qpn, qp, psn,
                       sts == VRNIC_WC_LOC_LEN_ERR ? VRNIC_NAK_INV_REQ :
@@ -408,6 +452,7 @@ static bool vrnic_rx_write(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     const VrnicOpInfo *oi = pkt->op;
     uint32_t psn = pkt->hdr.bth.psn, plen = pkt->payload_len;
     bool last = oi->flags & VRNIC_OPF_LAST;
+    VrnicOdpRes odp;
     VrnicMr *mr;
 
     if (oi->flags & VRNIC_OPF_FIRST) {
@@ -433,7 +478,19 @@ static bool vrnic_rx_write(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (plen && (!vrnic_qp_grants(qp, VRNIC_ACCESS_REMOTE_WRITE) ||
                  vrnic_rkey_check(core, x->wr_rkey, qpn, qp->pdn,
                                   VRNIC_ACCESS_REMOTE_WRITE,
-                                  x->wr_va + x->rcv_off, plen, &mr) ||
+                                  x->wr_va + x->rcv_off, plen, &mr))) {
+        vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
+                      VRNIC_WC_SUCCESS, "WRITE target went away");
+        return false;
+    }
+    odp = plen ? vrnic_odp_access(core, qpn, qp, mr, x->wr_va + x->rcv_off,
+                                  plen, x->wr_len - x->rcv_off, true, true) :
+                 VRNIC_ODP_GO;
+    if (odp == VRNIC_ODP_WAIT) {
+        vrnic_rx_page_wait(core, qpn, qp, psn, oi->flags & VRNIC_OPF_FIRST);
+        return false;
+    }
+    if (plen && (odp == VRNIC_ODP_FAIL ||
                  !vrnic_mr_rw(core, mr, x->wr_va + x->rcv_off,
                               (void *)(frame + pkt->payload_off), plen,
                               true))) {
@@ -504,6 +561,7 @@ static VrnicResp *vrnic_rx_atomic(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     uint32_t psn = pkt->hdr.bth.psn;
     uint64_t va = pkt->hdr.atomic.va, val;
     VrnicAtomicResult *r;
+    VrnicOdpRes odp;
     VrnicResp *e;
     VrnicMr *mr;
 
@@ -515,8 +573,17 @@ static VrnicResp *vrnic_rx_atomic(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (!vrnic_rx_rkey_ok(core, qpn, qp, VRNIC_ACCESS_REMOTE_ATOMIC,
                           pkt->hdr.atomic.rkey, va, 8) ||
         vrnic_rkey_check(core, pkt->hdr.atomic.rkey, qpn, qp->pdn,
-                         VRNIC_ACCESS_REMOTE_ATOMIC, va, 8, &mr) ||
-        !vrnic_mr_rw(core, mr, va, &val, 8, false)) {
+                         VRNIC_ACCESS_REMOTE_ATOMIC, va, 8, &mr)) {
+        vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
+                      VRNIC_WC_SUCCESS, "atomic R_Key/access/bounds");
+        return NULL;
+    }
+    odp = vrnic_odp_access(core, qpn, qp, mr, va, 8, 8, true, true);
+    if (odp == VRNIC_ODP_WAIT) {
+        vrnic_rx_page_wait(core, qpn, qp, psn, true);
+        return NULL;
+    }
+    if (odp == VRNIC_ODP_FAIL || !vrnic_mr_rw(core, mr, va, &val, 8, false)) {
         vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
                       VRNIC_WC_SUCCESS, "atomic R_Key/access/bounds");
         return NULL;

@@ -244,6 +244,19 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
                 vrnic_resp_read_fail(core, qpn, qp, &h);
                 return;
             }
+            /* An on-demand page not mapped: the stream waits for it. */
+            switch (mr ? vrnic_odp_access(core, qpn, qp, mr, e->va + e->off,
+                                          plen, e->len - e->off, false,
+                                          true) :
+                         VRNIC_ODP_GO) {
+            case VRNIC_ODP_WAIT:
+                return;     /* PAGE_FAULT_DONE kicks the QP */
+            case VRNIC_ODP_FAIL:
+                vrnic_resp_read_fail(core, qpn, qp, &h);
+                return;
+            default:
+                break;
+            }
             out = vrnic_resp_send(core, qpn, qp, &h, plen, mr, e->va + e->off);
             if (out == VRNIC_RESP_OUT_BAD_READ) {
                 vrnic_resp_read_fail(core, qpn, qp, &h);
@@ -266,13 +279,14 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
 }
 
 /*
- * No receive WQE for an RC SEND/WRITE_IMM: RNR NAK carrying the responder's
+ * An RC request that cannot go in yet (why: no receive WQE for a SEND or
+ * WRITE_IMM, or an on-demand page fault): RNR NAK carrying the responder's
  * min_rnr_timer code (the requester's retry comes with the next issue).
  */
 void vrnic_resp_rnr_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
-                        uint32_t psn)
+                        uint32_t psn, const char *why)
 {
-    trace_vrnic_rx_drop(qpn, psn, "no receive WQE: RNR NAK");
+    trace_vrnic_rx_drop(qpn, psn, why);
     core->stats.port[VRNIC_PORT_STAT_RNR_NAKS_SENT]++;
     core->stats.port[VRNIC_PORT_STAT_NAKS_SENT]++;
     vrnic_resp_ack(qp, psn, true,

@@ -241,6 +241,45 @@ bool vrnic_sge_rw(VrnicCore *core, const VrnicQp *qp,
 }
 
 /*
+ * The on-demand check of [off, off + len) of the message in the local SGEs
+ * (vrnic_odp_access for each MR it touches), before vrnic_sge_rw. A key
+ * that fails here passes: vrnic_sge_rw fails it as before.
+ */
+VrnicOdpRes vrnic_sge_odp(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                          const VrnicSwqe *s, uint64_t off, uint32_t len,
+                          bool write)
+{
+    uint32_t n = vrnic_swqe_nsge(s);
+
+    for (uint32_t i = 0; i < n && len; i++) {
+        struct vrnic_sge g = vrnic_swqe_sge(s, i);
+        uint32_t glen = le32_to_cpu(g.length);
+        uint32_t chunk;
+        VrnicOdpRes r;
+        VrnicMr *mr;
+
+        if (off >= glen) {
+            off -= glen;
+            continue;
+        }
+        chunk = MIN(glen - off, len);
+        if (vrnic_mr_check(core, le32_to_cpu(g.lkey), qp->pdn,
+                           write ? VRNIC_ACCESS_LOCAL_WRITE : 0,
+                           le64_to_cpu(g.addr) + off, chunk, &mr)) {
+            return VRNIC_ODP_GO;
+        }
+        r = vrnic_odp_access(core, qpn, qp, mr, le64_to_cpu(g.addr) + off,
+                             chunk, glen - off, write, false);
+        if (r != VRNIC_ODP_GO) {
+            return r;
+        }
+        len -= chunk;
+        off = 0;
+    }
+    return VRNIC_ODP_GO;
+}
+
+/*
  * Window slot i (sq.ci <= i <= next) holds a started WQE: every index
  * before next does; next itself only when it has started and is not the
  * slot of WQE next - VRNIC_TX_WINDOW (a full window) or past sq.pi.

@@ -219,6 +219,25 @@ typedef struct VrnicPath {
     VrnicPktTmpl tmpl;
 } VrnicPath;
 
+/* vrnic_rx_scatter: an on-demand page fault is outstanding (no CQE status) */
+#define VRNIC_RX_PAGE_WAIT  0xff
+
+enum {
+    VRNIC_ODP_IDLE,         /* no page fault outstanding */
+    VRNIC_ODP_QUEUED,       /* raised, waiting for room in the AEQ */
+    VRNIC_ODP_POSTED,       /* on the AEQ, waiting for PAGE_FAULT_DONE */
+};
+
+/* The page fault of one side of a QP (vrnic_odp.c). */
+typedef struct VrnicOdpFault {
+    uint8_t state;          /* VRNIC_ODP_* */
+    bool failed;            /* answered FAILED: the next check fails */
+    bool write;
+    uint32_t key;           /* the MR's key */
+    uint32_t page;          /* first page not mapped, index in the MR */
+    uint32_t npages;
+} VrnicOdpFault;
+
 /* Transport state of one QP (heap, VrnicQp.x); zeroed at RESET. */
 typedef struct VrnicXport {
     /* requester */
@@ -260,6 +279,8 @@ typedef struct VrnicXport {
     bool peer_updates;      /* the peer sent a credit update */
     VrnicSwqe win[VRNIC_TX_WINDOW];
     VrnicPath path;         /* the requester's and the responder's */
+    VrnicOdpFault odp_req;  /* the send queue waits for it */
+    VrnicOdpFault odp_resp; /* incoming requests wait for it */
 
     /* responder */
     uint32_t epsn;          /* expected PSN */
@@ -316,6 +337,9 @@ void vrnic_xport_output(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
 struct vrnic_sge vrnic_swqe_sge(const VrnicSwqe *s, uint32_t i);
 bool vrnic_sge_rw(VrnicCore *core, const VrnicQp *qp, const VrnicSwqe *s,
                   uint64_t off, uint8_t *buf, uint32_t len, bool write);
+VrnicOdpRes vrnic_sge_odp(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                          const VrnicSwqe *s, uint64_t off, uint32_t len,
+                          bool write);
 VrnicSwqe *vrnic_tx_slot(VrnicQp *qp, uint16_t i);
 bool vrnic_tx_outstanding(VrnicQp *qp);
 VrnicSwqe *vrnic_tx_find_psn(VrnicQp *qp, uint32_t psn);
@@ -375,7 +399,7 @@ bool vrnic_resp_ack(VrnicQp *qp, uint32_t psn, bool nak, uint8_t syn);
 /* Send queued responder output, within a budget; re-kicks when left. */
 void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
 void vrnic_resp_rnr_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
-                        uint32_t psn);
+                        uint32_t psn, const char *why);
 bool vrnic_resp_restart_read(VrnicXport *x, const VrnicPkt *pkt,
                              uint32_t pmtu);
 

@@ -272,6 +272,9 @@ enum vrnic_aq_opcode {
 	VRNIC_AQ_OP_ALLOC_MR = 0x27,
 	/* interface 1.5: CQ event moderation (see "MODIFY_CQ" below) */
 	VRNIC_AQ_OP_MODIFY_CQ = 0x28,
+	/* VRNIC_DEVICE_CAP_ON_DEMAND (see "On-demand paging" below) */
+	VRNIC_AQ_OP_PAGE_FAULT_DONE = 0x29,
+	VRNIC_AQ_OP_ODP_INVALIDATE = 0x2a,
 };
 
 enum vrnic_aq_status {
@@ -416,7 +419,10 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 /*
  * device_caps (interface 1.1; the field was reserved and zero before the
  * transport existed, so a driver that sees 0 must assume no capability):
- * 31:2 : reserved
+ * 31:3 : reserved
+ * 2    : on_demand - REG_MR accepts VRNIC_MR_FLAG_ON_DEMAND, the device
+ *        raises VRNIC_AEQ_EV_PAGE_FAULT and takes PAGE_FAULT_DONE and
+ *        ODP_INVALIDATE ("On-demand paging")
  * 1    : device_mem - BAR5 holds device memory and REG_MR accepts
  *        VRNIC_MR_FLAG_DEVICE_MEM (interface 1.3)
  * 0    : atomic_hca - ATOMIC_CMP_SWP / ATOMIC_FETCH_ADD (8 bytes, 8-byte
@@ -426,6 +432,7 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
  */
 #define VRNIC_DEVICE_CAP_ATOMIC_HCA	VRNIC_BIT(0)
 #define VRNIC_DEVICE_CAP_DEVICE_MEM	VRNIC_BIT(1)
+#define VRNIC_DEVICE_CAP_ON_DEMAND	VRNIC_BIT(2)
 
 /* Answer to QUERY_PORT (port 1, the only port). */
 struct vrnic_port_attr {
@@ -503,6 +510,10 @@ enum vrnic_port_stat {
 	/* interface 1.5: end-to-end credits (Documentation/reliability.rst) */
 	VRNIC_PORT_STAT_CREDIT_WAITS,	/* SENDs that waited for credits */
 	VRNIC_PORT_STAT_CREDIT_ACKS,	/* ACKs sent when the RQ was refilled */
+	/* VRNIC_DEVICE_CAP_ON_DEMAND: on-demand paging */
+	VRNIC_PORT_STAT_PAGE_FAULTS,	/* PAGE_FAULT events raised */
+	VRNIC_PORT_STAT_PAGE_FAULT_WAITS, /* accesses that met an unmapped page */
+	VRNIC_PORT_STAT_ODP_INVALIDATIONS, /* ODP_INVALIDATE commands done */
 	VRNIC_PORT_STAT_NUM
 };
 
@@ -540,6 +551,8 @@ enum vrnic_aeq_event {
 	/* data = qpn: an SRQ-attached QP in ERR takes no more receive WQEs */
 	VRNIC_AEQ_EV_QP_LAST_WQE = 5,
 	VRNIC_AEQ_EV_SRQ_LIMIT = 6,	/* data = srqn: fewer WQEs than limit */
+	/* vrnic_aeqe_page_fault: an on-demand MR's pages are not mapped */
+	VRNIC_AEQ_EV_PAGE_FAULT = 7,
 };
 
 struct vrnic_aeqe {
@@ -550,6 +563,39 @@ struct vrnic_aeqe {
 };
 
 static_assert(sizeof(struct vrnic_aeqe) == VRNIC_AEQE_SIZE, "vrnic_aeqe");
+
+/*
+ * A VRNIC_AEQ_EV_PAGE_FAULT entry: the same size, event and owner word as
+ * vrnic_aeqe, with the fault in the other words ("On-demand paging").
+ * info
+ * 31:30 : reserved
+ * 29    : responder - an incoming request met the pages (else a WQE of
+ *         qpn's send queue, or the answer to one)
+ * 28    : write - the access writes (the pages must be writable)
+ * 27:16 : npages - pages from page on the access needs (at most
+ *         VRNIC_ODP_FAULT_MAX_PAGES; a longer access faults again)
+ * 15:0  : qpn
+ * owner
+ * 31:4  : page - the first page the access needs that is not mapped, an
+ *         index into the MR's pages
+ * 3:1   : reserved
+ * 0     : VRNIC_OWNER_PHASE
+ */
+struct vrnic_aeqe_page_fault {
+	__le32 event;			/* VRNIC_AEQ_EV_PAGE_FAULT */
+	__le32 info;
+	__le32 key;			/* the MR's key, as the access named it */
+	__le32 owner;
+};
+
+static_assert(sizeof(struct vrnic_aeqe_page_fault) == VRNIC_AEQE_SIZE,
+	      "vrnic_aeqe_page_fault");
+#define VRNIC_PF_QPN_MASK		VRNIC_GENMASK(15, 0)
+#define VRNIC_PF_NPAGES_MASK		VRNIC_GENMASK(27, 16)
+#define VRNIC_PF_WRITE			VRNIC_BIT(28)
+#define VRNIC_PF_RESPONDER		VRNIC_BIT(29)
+#define VRNIC_PF_PAGE_MASK		0xfffffff0U	/* owner 31:4 */
+#define VRNIC_ODP_FAULT_MAX_PAGES	4095
 
 /* ---------------------------------------------------------------------------
  * Ethernet rings. One 16-byte descriptor per frame in both directions.
@@ -746,9 +792,81 @@ struct vrnic_aq_reg_mr {
 static_assert(sizeof(struct vrnic_aq_reg_mr) == VRNIC_AQ_CMD_SIZE, "reg_mr");
 #define VRNIC_MR_FLAG_DMA		VRNIC_BIT(0)
 #define VRNIC_MR_FLAG_DEVICE_MEM	VRNIC_BIT(1)
+#define VRNIC_MR_FLAG_ON_DEMAND		VRNIC_BIT(2)	/* "On-demand paging" */
 #define VRNIC_MR_REREG_TRANS		VRNIC_BIT(0)	/* new mem */
 #define VRNIC_MR_REREG_PD		VRNIC_BIT(1)	/* new pdn */
 #define VRNIC_MR_REREG_ACCESS		VRNIC_BIT(2)	/* new access */
+
+/*
+ * On-demand paging (VRNIC_DEVICE_CAP_ON_DEMAND). An MR registered with
+ * VRNIC_MR_FLAG_ON_DEMAND (a user MR: not DMA, not device memory; mem
+ * levels 1..3, every table page present) has leaf entries that the
+ * driver fills and clears while the MR lives:
+ * 63:12 : page address (psz-aligned)
+ * 11:2  : reserved, 0
+ * 1     : writable - the page may be written (else only read)
+ * 0     : present - the page is mapped
+ * The device only uses an entry that is present, and for a write also
+ * writable; it caches only such entries. An access that needs pages that
+ * are not (a local SGE of a send WQE, the place of a READ response or
+ * atomic result, an incoming WRITE, READ, atomic or SEND) waits, and the
+ * device posts one VRNIC_AEQ_EV_PAGE_FAULT per QP and side until the
+ * driver answers it with PAGE_FAULT_DONE:
+ *  - a send WQE (requester): the QP's send queue stops before the packet
+ *    that needs the pages (a READ/atomic: before the request leaves; its
+ *    response finding them gone is dropped) and goes on at
+ *    PAGE_FAULT_DONE, which checks again;
+ *  - an incoming RC request: RNR NAK (the requester resends after its RNR
+ *    wait); a READ response stream stops at the packet and goes on at
+ *    PAGE_FAULT_DONE. UC and UD drop the packet (the message is lost).
+ * Filling entries needs no command: the device reads absent entries again
+ * at every access. Clearing them does: ODP_INVALIDATE.
+ */
+#define VRNIC_ODP_PRESENT		VRNIC_BIT(0)
+#define VRNIC_ODP_WRITABLE		VRNIC_BIT(1)
+#define VRNIC_ODP_ENTRY_FLAGS		VRNIC_GENMASK(11, 0)
+
+/*
+ * PAGE_FAULT_DONE: the answer to the PAGE_FAULT event of qpn whose
+ * VRNIC_PF_RESPONDER bit equals flags' (the other bits of flags are
+ * ignored). status VRNIC_PF_DONE_MAPPED: the pages are mapped now, the
+ * access goes on (and faults again if they are not); VRNIC_PF_DONE_FAILED:
+ * the range cannot be mapped - the WQE completes with LOC_PROT_ERR, or the
+ * request is answered NAK REMOTE_ACCESS (RC), and the QP goes to ERR.
+ * BAD_INDEX: no such QP; BAD_STATE: no fault of that side is waiting for
+ * an answer (the QP was reset, or the fault was answered already).
+ */
+struct vrnic_aq_page_fault_done {
+	struct vrnic_aq_hdr hdr;
+	__le32 qpn;
+	__le32 flags;		/* VRNIC_PF_RESPONDER or 0 */
+	__le32 status;		/* VRNIC_PF_DONE_* */
+	__u8 rsvd0[108];
+};
+
+static_assert(sizeof(struct vrnic_aq_page_fault_done) == VRNIC_AQ_CMD_SIZE,
+	      "page_fault_done");
+#define VRNIC_PF_DONE_MAPPED		0
+#define VRNIC_PF_DONE_FAILED		1
+
+/*
+ * ODP_INVALIDATE: handle = the key of an on-demand MR whose leaf entries
+ * of pages [page, page + npages) the driver cleared. When it completes the
+ * device holds no translation of them and no DMA to them runs or starts
+ * until they are filled again: the driver may then unmap the pages.
+ * BAD_INDEX: no such MR; BAD_STATE: not on-demand; BAD_FIELD: the range
+ * is not inside the MR or npages is 0.
+ */
+struct vrnic_aq_odp_invalidate {
+	struct vrnic_aq_hdr hdr;
+	__le32 handle;
+	__le32 page;
+	__le32 npages;
+	__u8 rsvd0[108];
+};
+
+static_assert(sizeof(struct vrnic_aq_odp_invalidate) == VRNIC_AQ_CMD_SIZE,
+	      "odp_invalidate");
 
 /*
  * Memory windows (interface 1.3). A window takes an index from the MR

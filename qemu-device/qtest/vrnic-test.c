@@ -181,7 +181,8 @@ static void check_device_attr(QVrnic *d, const struct vrnic_device_attr *a)
     g_assert_cmpuint(le32_to_cpu(a->max_qp), ==, QVRNIC_MAX_QP);
     g_assert_cmpuint(le32_to_cpu(a->num_comp_vectors), ==, QVRNIC_NUM_COMP);
     g_assert_cmphex(le32_to_cpu(a->device_caps), ==,
-                    VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_DEVICE_MEM);
+                    VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_DEVICE_MEM |
+                    VRNIC_DEVICE_CAP_ON_DEMAND);
 }
 
 static void test_admin(void *obj, void *data, QGuestAllocator *alloc)
@@ -234,8 +235,8 @@ static void test_admin(void *obj, void *data, QGuestAllocator *alloc)
     q.hdr.opcode = 0;
     g_assert_cmpuint(qvrnic_admin_cmd(d, &q, NULL), ==,
                      VRNIC_AQ_STS_BAD_OPCODE);
-    /* past the last one (interface 1.5) */
-    q.hdr.opcode = cpu_to_le16(VRNIC_AQ_OP_MODIFY_CQ + 1);
+    /* past the last one */
+    q.hdr.opcode = cpu_to_le16(VRNIC_AQ_OP_ODP_INVALIDATE + 1);
     g_assert_cmpuint(qvrnic_admin_cmd(d, &q, NULL), ==,
                      VRNIC_AQ_STS_BAD_OPCODE);
     /* hdr.rsvd0 is checked before the opcode. */

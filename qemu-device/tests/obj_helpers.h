@@ -25,6 +25,8 @@ typedef union AnyCmd {
     struct vrnic_aq_create_qp qp;
     struct vrnic_aq_modify_qp mod;
     struct vrnic_aq_create_srq srq;
+    struct vrnic_aq_page_fault_done pf_done;
+    struct vrnic_aq_odp_invalidate odp_inval;
 } AnyCmd;
 
 static inline void cmd_init(AnyCmd *c, uint16_t op)

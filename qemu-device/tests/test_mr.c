@@ -381,15 +381,16 @@ TEST(dm_mr_refused_without_device_memory)
                                                 NULL));
     ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, reg_dm_mr(f, pdn, 0, 1, 0, 0, 0, NULL));
     ASSERT_EQ(0, f->core.obj.n_mrs);
-    /* No cap bit; atomics still there. */
-    ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA, query_device_caps(f));
+    /* No cap bit; atomics and on-demand paging still there. */
+    ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_ON_DEMAND,
+              query_device_caps(f));
     fake_free(f);
 }
 
 TEST_F(dm, query_device_reports_cap)
 {
-    ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_DEVICE_MEM,
-              query_device_caps(self->f));
+    ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_DEVICE_MEM |
+              VRNIC_DEVICE_CAP_ON_DEMAND, query_device_caps(self->f));
 }
 
 TEST_F(dm, zero_length_mr_passes_only_zero_length)
