@@ -318,6 +318,17 @@ struct ibv_mr *vrnic_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * ibv_advise_mr on ODP MRs (IBV_ACCESS_ON_DEMAND): the kernel maps the
+ * pages before it returns (Documentation/driver-memory.rst, "On-demand
+ * paging").
+ */
+int vrnic_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	return ibv_cmd_advise_mr(pd, advice, flags, sg_list, num_sge);
+}
+
 /* An MR over [offset, offset + len) of dma-buf fd, at hca_va. */
 struct ibv_mr *vrnic_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 				   size_t len, uint64_t hca_va, int fd,

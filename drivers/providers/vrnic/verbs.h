@@ -34,6 +34,8 @@ void vrnic_parent_domain_put(struct vrnic_context *ctx,
 			     struct vrnic_parent_domain *pdom);
 struct ibv_mr *vrnic_reg_mr(struct ibv_pd *ibvpd, void *addr, size_t len,
 			    uint64_t hca_va, int access);
+int vrnic_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 struct ibv_mr *vrnic_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 				   size_t len, uint64_t hca_va, int fd,
 				   int access);

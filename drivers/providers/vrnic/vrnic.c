@@ -37,6 +37,7 @@ static const struct verbs_match_ent vrnic_match_table[] = {
 static void vrnic_free_context(struct ibv_context *ibvctx);
 
 static const struct verbs_context_ops vrnic_ctx_ops = {
+	.advise_mr = vrnic_advise_mr,
 	.alloc_dm = vrnic_alloc_dm,
 	.alloc_mw = vrnic_alloc_mw,
 	.alloc_parent_domain = vrnic_alloc_parent_domain,

@@ -12,7 +12,9 @@
 #include <linux/netdevice.h>
 #include <linux/pci.h>
 #include <linux/spinlock.h>
+#include <linux/srcu.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
@@ -115,6 +117,11 @@ struct vrnic_dev {
 	bool has_mcast;		/* interface >= 1.3: UD multicast */
 	bool has_frmr;		/* interface >= 1.4: fast registration */
 	bool has_cq_mod;	/* interface >= 1.5: MODIFY_CQ */
+	/* VRNIC_DEVICE_CAP_ON_DEMAND and the kernel's ODP (vrnic_odp.c) */
+	bool has_odp;
+	struct xarray odp_xa;	/* ODP MRs by key index, for page faults */
+	struct srcu_struct odp_srcu;	/* a fault's MR against dereg_mr */
+	struct workqueue_struct *odp_wq;	/* page faults */
 	void __iomem *db;	/* BAR2 page 0: the kernel's doorbell page */
 	resource_size_t db_bar_start;
 	struct ida db_ida;	/* BAR2 pages 1..db_num_pages-1 for ucontexts */
@@ -197,6 +204,9 @@ struct vrnic_mr {
 	struct ib_mr ibmr;
 	struct vrnic_mem mem;
 	u32 access;		/* VRNIC_ACCESS_* */
+	/* on-demand paging (vrnic_odp.c) */
+	struct ib_umem_odp *odp;
+	bool odp_live;		/* on the device: invalidate there (umem_mutex) */
 	/* fast registration (vrnic_frmr.c): the page list map_mr_sg fills */
 	struct vrnic_kbuf pbl;
 	u32 max_pages;
@@ -278,6 +288,17 @@ struct vrnic_srq {
 	unsigned long *done;	/* completed slots not yet passed by ci */
 };
 
+/* The page fault of one side of a QP, as the device posted it. */
+struct vrnic_odp_fault {
+	struct work_struct work;
+	struct vrnic_qp *qp;
+	bool responder;
+	bool write;
+	u32 key;
+	u32 page;		/* first page of the MR not mapped */
+	u32 npages;
+};
+
 struct vrnic_qp {
 	struct ib_qp ibqp;
 	u32 qpn;
@@ -297,6 +318,8 @@ struct vrnic_qp {
 	struct vrnic_wq rq;
 	u32 max_inline;
 	u32 sq_hdr;		/* bytes before the SGEs: header (+ UD segment) */
+
+	struct vrnic_odp_fault odp_fault[2];	/* [responder] */
 };
 
 static inline struct vrnic_dev *to_vdev(struct ib_device *ibdev)
@@ -405,6 +428,26 @@ void vrnic_mem_uninit(struct vrnic_dev *vdev, struct vrnic_mem *mem);
 int vrnic_kbuf_alloc(struct vrnic_dev *vdev, struct vrnic_kbuf *kbuf,
 		     size_t size);
 void vrnic_kbuf_free(struct vrnic_dev *vdev, struct vrnic_kbuf *kbuf);
+
+int vrnic_mem_init_odp(struct vrnic_dev *vdev, struct vrnic_mem *mem,
+		       u64 iova, u64 length, u32 page_shift, u64 npages);
+void vrnic_mem_set_odp(struct vrnic_mem *mem, u64 i, u64 entry);
+
+/* vrnic_odp.c */
+int vrnic_odp_init(struct vrnic_dev *vdev);
+void vrnic_odp_uninit(struct vrnic_dev *vdev);
+void vrnic_odp_caps(struct vrnic_dev *vdev, struct ib_device_attr *attr);
+struct ib_mr *vrnic_reg_user_mr_odp(struct ib_pd *ibpd, u64 start,
+				    u64 length, u64 virt_addr, int ib_access,
+				    u32 access);
+void vrnic_odp_dereg(struct vrnic_dev *vdev, struct vrnic_mr *mr);
+void vrnic_odp_qp_init(struct vrnic_qp *qp);
+void vrnic_odp_qp_destroyed(struct vrnic_qp *qp);
+void vrnic_odp_fault_event(struct vrnic_dev *vdev,
+			   const struct vrnic_aeqe_page_fault *e);
+int vrnic_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
+		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		    struct uverbs_attr_bundle *attrs);
 
 /* vrnic_cq.c */
 int vrnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);

@@ -395,6 +395,31 @@ int vrnic_cmd_modify_cq(struct vrnic_cmdq *cmdq, u32 cqn, u16 count,
 	return vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, NULL);
 }
 
+int vrnic_cmd_page_fault_done(struct vrnic_cmdq *cmdq, u32 qpn,
+			      bool responder, u32 status)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_PAGE_FAULT_DONE);
+	cmd.page_fault_done.qpn = cpu_to_le32(qpn);
+	cmd.page_fault_done.flags = cpu_to_le32(responder ?
+						VRNIC_PF_RESPONDER : 0);
+	cmd.page_fault_done.status = cpu_to_le32(status);
+	return vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, NULL);
+}
+
+int vrnic_cmd_odp_invalidate(struct vrnic_cmdq *cmdq, u32 key, u32 page,
+			     u32 npages)
+{
+	union vrnic_aq_cmd cmd;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_ODP_INVALIDATE);
+	cmd.odp_invalidate.handle = cpu_to_le32(key);
+	cmd.odp_invalidate.page = cpu_to_le32(page);
+	cmd.odp_invalidate.npages = cpu_to_le32(npages);
+	return vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, NULL);
+}
+
 int vrnic_cmd_create_qp(struct vrnic_cmdq *cmdq,
 			const struct vrnic_cmd_qp_params *p, u32 *qpn)
 {

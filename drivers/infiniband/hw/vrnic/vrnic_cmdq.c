@@ -64,6 +64,8 @@ static const char *const vrnic_cmdq_opcode_names[] = {
 	[VRNIC_AQ_OP_DEALLOC_MW] = "DEALLOC_MW",
 	[VRNIC_AQ_OP_ALLOC_MR] = "ALLOC_MR",
 	[VRNIC_AQ_OP_MODIFY_CQ] = "MODIFY_CQ",
+	[VRNIC_AQ_OP_PAGE_FAULT_DONE] = "PAGE_FAULT_DONE",
+	[VRNIC_AQ_OP_ODP_INVALIDATE] = "ODP_INVALIDATE",
 };
 
 const char *vrnic_cmdq_opcode_str(u16 opcode)

@@ -36,6 +36,8 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_create_qp create_qp;
 	struct vrnic_aq_modify_qp modify_qp;
 	struct vrnic_aq_create_srq create_srq;
+	struct vrnic_aq_page_fault_done page_fault_done;
+	struct vrnic_aq_odp_invalidate odp_invalidate;
 	u8 raw[VRNIC_AQ_CMD_SIZE];
 };
 

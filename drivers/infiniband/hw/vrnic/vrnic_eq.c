@@ -276,8 +276,11 @@ static void vrnic_aeq_process(struct vrnic_dev *vdev)
 		/* Read the event only after its phase matched. */
 		dma_rmb();
 
-		vrnic_aeq_handle(vdev, le32_to_cpu(aeqe->event),
-				 le32_to_cpu(aeqe->data));
+		if (le32_to_cpu(aeqe->event) == VRNIC_AEQ_EV_PAGE_FAULT)
+			vrnic_odp_fault_event(vdev, (const void *)aeqe);
+		else
+			vrnic_aeq_handle(vdev, le32_to_cpu(aeqe->event),
+					 le32_to_cpu(aeqe->data));
 		aeq->ci++;
 	}
 

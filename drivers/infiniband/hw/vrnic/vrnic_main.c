@@ -90,6 +90,11 @@ static const struct ib_device_ops vrnic_cq_mod_ops = {
 	.modify_cq = vrnic_modify_cq,
 };
 
+/* On-demand paging (VRNIC_DEVICE_CAP_ON_DEMAND): ibv_advise_mr. */
+static const struct ib_device_ops vrnic_odp_ops = {
+	.advise_mr = vrnic_advise_mr,
+};
+
 /* Device memory (interface 1.3, when the device has a BAR5): ibv_alloc_dm. */
 static const struct ib_device_ops vrnic_dm_ops = {
 	.alloc_dm = vrnic_alloc_dm,
@@ -572,8 +577,13 @@ static int vrnic_objects_init(struct vrnic_dev *vdev)
 	err = vrnic_eqs_init(vdev);
 	if (err)
 		goto err_dm_uninit;
+	err = vrnic_odp_init(vdev);
+	if (err)
+		goto err_eqs_uninit;
 	return 0;
 
+err_eqs_uninit:
+	vrnic_eqs_uninit(vdev);
 err_dm_uninit:
 	vrnic_dm_uninit(vdev);
 err_db_unmap:
@@ -586,6 +596,7 @@ static void vrnic_objects_uninit(struct vrnic_dev *vdev)
 {
 	if (!vdev->has_objects)
 		return;
+	vrnic_odp_uninit(vdev);
 	vrnic_eqs_uninit(vdev);
 	vrnic_dm_uninit(vdev);
 	pci_iounmap(vdev->pdev, vdev->db);
@@ -795,6 +806,8 @@ static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 		ib_set_device_ops(ibdev, &vrnic_cq_mod_ops);
 		ibdev->use_cq_dim = cq_dim;
 	}
+	if (vdev->has_odp)
+		ib_set_device_ops(ibdev, &vrnic_odp_ops);
 	if (vdev->dm_size)
 		ib_set_device_ops(ibdev, &vrnic_dm_ops);
 	ibdev->driver_def = vrnic_uapi_defs;

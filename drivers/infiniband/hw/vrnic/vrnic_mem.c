@@ -27,9 +27,9 @@
 #define VRNIC_TBL_SIZE		(VRNIC_MEM_TABLE_ENTRIES * sizeof(__le64))
 static_assert(VRNIC_TBL_SIZE == SZ_4K);
 
-static u32 vrnic_mem_levels(u64 npages)
+static u32 vrnic_mem_levels(u64 npages, bool tables)
 {
-	if (npages <= VRNIC_MEM_INLINE_PAGES)
+	if (npages <= VRNIC_MEM_INLINE_PAGES && !tables)
 		return 0;
 	if (npages <= VRNIC_MEM_TABLE_ENTRIES)
 		return 1;
@@ -59,9 +59,10 @@ static void vrnic_mem_free_tables(struct vrnic_dev *vdev, struct vrnic_mem *mem)
  * the directories. The caller then sets every page with vrnic_mem_set().
  */
 static int vrnic_mem_init(struct vrnic_dev *vdev, struct vrnic_mem *mem,
-			  u64 iova, u64 length, u32 page_shift, u64 npages)
+			  u64 iova, u64 length, u32 page_shift, u64 npages,
+			  bool tables)
 {
-	u32 levels = vrnic_mem_levels(npages);
+	u32 levels = vrnic_mem_levels(npages, tables);
 	u64 level_n[VRNIC_MEM_MAX_LEVELS] = {};
 	u64 total = 0, n = npages, base = 0;
 	u32 l, i;
@@ -166,7 +167,7 @@ int vrnic_mem_from_umem(struct vrnic_dev *vdev, struct vrnic_mem *mem,
 
 	npages = ib_umem_num_dma_blocks(umem, pgsz);
 	err = vrnic_mem_init(vdev, mem, iova, umem->length, ilog2(pgsz),
-			     npages);
+			     npages, false);
 	if (err)
 		return err;
 
@@ -179,6 +180,37 @@ int vrnic_mem_from_umem(struct vrnic_dev *vdev, struct vrnic_mem *mem,
 	return 0;
 }
 
+/**
+ * vrnic_mem_init_odp - describe on-demand memory to the device
+ * @vdev: the device
+ * @mem: the descriptor to fill (no umem: the caller owns it)
+ * @iova: the MR's I/O address
+ * @length: its length
+ * @page_shift: the pages of its ib_umem_odp
+ * @npages: how many of them [iova, iova + length) touches
+ *
+ * Always tables, never inline pages: the driver fills and clears their
+ * leaf entries while the MR lives (vrnic_mem_set_odp()); they start
+ * absent (0).
+ *
+ * Return: 0, -EINVAL if too large for three levels, -ENOMEM.
+ */
+int vrnic_mem_init_odp(struct vrnic_dev *vdev, struct vrnic_mem *mem,
+		       u64 iova, u64 length, u32 page_shift, u64 npages)
+{
+	mem->umem = NULL;
+	return vrnic_mem_init(vdev, mem, iova, length, page_shift, npages,
+			      true);
+}
+
+/* Leaf entry @i of on-demand memory: a page address and VRNIC_ODP_* bits. */
+void vrnic_mem_set_odp(struct vrnic_mem *mem, u64 i, u64 entry)
+{
+	__le64 *leaf = mem->tbl[i / VRNIC_MEM_TABLE_ENTRIES];
+
+	WRITE_ONCE(leaf[i % VRNIC_MEM_TABLE_ENTRIES], cpu_to_le64(entry));
+}
+
 /* Describe a coherent kernel ring with 4 KiB pages (iova = its DMA address). */
 int vrnic_mem_from_kbuf(struct vrnic_dev *vdev, struct vrnic_mem *mem,
 			const struct vrnic_kbuf *kbuf)
@@ -187,7 +219,7 @@ int vrnic_mem_from_kbuf(struct vrnic_dev *vdev, struct vrnic_mem *mem,
 	int err;
 
 	err = vrnic_mem_init(vdev, mem, kbuf->dma, kbuf->size, ilog2(SZ_4K),
-			     npages);
+			     npages, false);
 	if (err)
 		return err;
 

@@ -71,6 +71,9 @@ static const struct rdma_stat_desc vrnic_port_stats_descs[] = {
 	[VRNIC_PORT_STAT_XLATE_MISSES].name = "xlate_cache_misses",
 	[VRNIC_PORT_STAT_CREDIT_WAITS].name = "credit_waits",
 	[VRNIC_PORT_STAT_CREDIT_ACKS].name = "credit_update_acks",
+	[VRNIC_PORT_STAT_PAGE_FAULTS].name = "odp_page_faults",
+	[VRNIC_PORT_STAT_PAGE_FAULT_WAITS].name = "odp_page_fault_waits",
+	[VRNIC_PORT_STAT_ODP_INVALIDATIONS].name = "odp_invalidations",
 };
 
 static_assert(ARRAY_SIZE(vrnic_port_stats_descs) == VRNIC_PORT_STAT_NUM);

@@ -151,6 +151,7 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 			VRNIC_CQ_MOD_MAX_PERIOD_US;
 	}
 	attr->kernel_cap_flags = 0;
+	vrnic_odp_caps(to_vdev(ibdev), attr);
 	/* The device executes atomics one at a time: atomic to each other. */
 	attr->atomic_cap = (da->device_caps & VRNIC_DEVICE_CAP_ATOMIC_HCA) ?
 			   IB_ATOMIC_HCA : IB_ATOMIC_NONE;
@@ -554,7 +555,7 @@ int vrnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |		\
 	 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC |		\
 	 IB_ACCESS_MW_BIND | IB_ZERO_BASED | IB_ACCESS_HUGETLB |	\
-	 IB_ACCESS_OPTIONAL)
+	 IB_ACCESS_ON_DEMAND | IB_ACCESS_OPTIONAL)
 
 int vrnic_access(int ib_access, u32 *access)
 {
@@ -707,10 +708,16 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	u32 access;
 	int err;
 
+	/* Implicit ODP: the whole address space, not offered. */
+	if ((ib_access & IB_ACCESS_ON_DEMAND) && !start && length == U64_MAX)
+		return ERR_PTR(-EOPNOTSUPP);
 	err = vrnic_reg_mr_check(vdev, udata, "reg_user_mr", ib_access, length,
 				 &access);
 	if (err)
 		return ERR_PTR(err);
+	if (ib_access & IB_ACCESS_ON_DEMAND)
+		return vrnic_reg_user_mr_odp(ibpd, start, length, virt_addr,
+					     ib_access, access);
 
 	umem = ib_umem_get(&vdev->ibdev, start, length, ib_access);
 	if (IS_ERR(umem))
@@ -771,6 +778,10 @@ struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (err)
 		return ERR_PTR(err);
 	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS))
+		return ERR_PTR(-EOPNOTSUPP);
+	/* An ODP MR's translation is the driver's (vrnic_odp.c), not rereg's. */
+	if (mr->odp || ((flags & IB_MR_REREG_ACCESS) &&
+			(ib_access & IB_ACCESS_ON_DEMAND)))
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!flags)
 		return NULL;
@@ -854,6 +865,8 @@ int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		ibdev_warn_ratelimited(&vdev->ibdev,
 				       "DEREG_MR %#x failed (%d)\n",
 				       ibmr->lkey, err);
+	if (mr->odp)
+		vrnic_odp_dereg(vdev, mr);
 	vrnic_mem_uninit(vdev, &mr->mem);
 	vrnic_kbuf_free(vdev, &mr->pbl);
 	atomic_dec(&vdev->res_count[VRNIC_RES_MR]);
@@ -1585,6 +1598,7 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	qp->state = IB_QPS_RESET;
+	vrnic_odp_qp_init(qp);
 
 	if (udata)
 		err = vrnic_create_user_qp(vdev, qp, init_attr, &p, udata);
@@ -1855,6 +1869,7 @@ int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	vrnic_qp_forget(vdev, qp, true);
 	/* The AEQ handler may have looked it up (rule (b)). */
 	vrnic_sync_admin_irq(vdev);
+	vrnic_odp_qp_destroyed(qp);
 	vrnic_qp_free_rings(vdev, qp);
 	atomic_dec(&vdev->res_count[VRNIC_RES_QP]);
 	return 0;
