@@ -111,6 +111,7 @@ guest single -t 1800 -m 1024 --peer-mem 16 -- \
 	"gid_table:selftests/vrnic/gid_table.sh" \
 	"mr_translation:build/selftests/vrnic/mr_translation" \
 	"dmabuf_mr:build/selftests/vrnic/dmabuf_mr" \
+	"odp_mr:build/selftests/vrnic/odp_mr" \
 	"gsi:selftests/vrnic/gsi.sh" \
 	"objects:build/selftests/vrnic/objects -T limits_are_exact" \
 	"cq_moderation:build/selftests/vrnic/cq_moderation" \
