@@ -13,7 +13,8 @@
 # QPS > 1 runs perftest with -q QPS and names the result
 # <test>-q<QPS> (the aggregate over the QPs). A TEST ending in -e
 # (ib_send_bw-e) runs the perftest without it, with -e: completions
-# through CQ events instead of polling.
+# through CQ events instead of polling; one ending in -odp
+# (ib_write_bw-odp) with --odp: its buffers registered on-demand.
 # env: BENCH_TIMEOUT per test (default 90 s)
 . "$VRNIC_TOP/selftests/rdma_lib.sh"
 
@@ -39,6 +40,7 @@ status=0
 for t in "${tests[@]}"; do
 	IFS=: read -r name bytes iters qps <<<"$t"
 	prog=${name%-e}
+	prog=${prog%-odp}
 	# ITERS ending in s: that many seconds (perftest -D), measured between
 	# one-second margins, instead of a count.
 	if [[ $iters == *s ]]; then
@@ -47,7 +49,10 @@ for t in "${tests[@]}"; do
 		count="-n $iters"
 	fi
 	opts="-d $dev -x $gid -F -s $bytes $count${qps:+ -q $qps}"
-	[ "$prog" = "$name" ] || opts+=" -e"
+	case "$name" in
+	*-e) opts+=" -e" ;;
+	*-odp) opts+=" --odp" ;;
+	esac
 	label=$name${qps:+-q$qps}
 	PAIR_LOG=/tmp/bench.log pair_run "bench-$name-$bytes" "$tmo" \
 		"$prog $opts" "$prog $opts $VRNIC_PEER_IP"

@@ -30,6 +30,10 @@
 # --peer-mem), 64 KiB RDMA WRITEs into the peer's BAR and READs out of it
 # against the same into and out of its ordinary memory (pair_dmabuf -b;
 # perftest 4.5 has no dma-buf option without CUDA), path MTU 1024.
+# Then on-demand paging: ib_write_bw with --odp (both sides' buffers
+# registered on-demand) against the same with pinned buffers: first touch
+# (5 x 1 MiB, the first of which faults every page in on both sides) and
+# warm (64 KiB for 5 s), path MTU 1024.
 # Not part of make check. See Documentation/benchmarks.rst.
 #
 # usage: tools/bench.sh [--nic 'vrnic rxe'] [--faults PROPS]
@@ -48,6 +52,7 @@
 #                  ib_write_bw -q 4, four QPs' aggregate)
 #   --iothread on|off  the main loop / IOThread section (default on)
 #   --peermem on|off   the peer memory section (default on)
+#   --odp on|off   the on-demand paging section (default on)
 # Logs: build/bench/<nic>.log (every test's full perftest output).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -56,7 +61,7 @@ cd "$VRNIC_TOP" || exit 1
 # A run with no arguments is the reference run: its results become
 # Documentation/benchmarks-results.txt and benchmarks.png.
 reference=$(($# == 0))
-nics="vrnic rxe" tmo=90 fiters=1000 nvme=on jumbo=on iothread=on peermem=on
+nics="vrnic rxe" tmo=90 fiters=1000 nvme=on jumbo=on iothread=on peermem=on odp=on
 faults=fault-drop-ppm=10000,fault-reorder-ppm=10000,fault-dup-ppm=1000,fault-corrupt-ppm=1000,fault-seed=1
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -67,6 +72,7 @@ while [ $# -gt 0 ]; do
 	--jumbo) jumbo=$2; shift 2 ;;
 	--iothread) iothread=$2; shift 2 ;;
 	--peermem) peermem=$2; shift 2 ;;
+	--odp) odp=$2; shift 2 ;;
 	-t) tmo=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	*) break ;;
@@ -83,7 +89,7 @@ tests=("$@")
 )
 out=$VRNIC_TOP/build/bench
 mkdir -p "$out"
-rm -f "$out"/{core,wire,wake,table,p99,faults,jumbo,iothread,peermem,nvme}.txt "$out"/*.dat "$out/bench.png"
+rm -f "$out"/{core,wire,wake,table,p99,faults,jumbo,iothread,peermem,odp,nvme}.txt "$out"/*.dat "$out/bench.png"
 
 machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, $(uname -sr)"
 step "bench: perftest, vrnic vs rdma_rxe, TCG guests ($(date -u +%Y-%m-%dT%H:%MZ))"
@@ -132,7 +138,7 @@ run_pair() {
 	done
 }
 
-[ "$nvme" = only ] && faults=none jumbo=off iothread=off peermem=off
+[ "$nvme" = only ] && faults=none jumbo=off iothread=off peermem=off odp=off
 
 # The core alone and the wire alone, in this run, on this machine.
 if [ "$nvme" != only ]; then
@@ -179,6 +185,9 @@ if [ "$faults" != none ]; then
 	run_pair vrnic-lossless vrnic -- "${ftests[@]}"
 	run_pair vrnic-faults vrnic -d "$faults" -- "${ftests[@]}"
 fi
+otests=(ib_write_bw:1048576:5 ib_write_bw-odp:1048576:5
+	ib_write_bw:65536:5s ib_write_bw-odp:65536:5s)
+[ "$odp" = on ] && run_pair vrnic-odp vrnic -- "${otests[@]}"
 if [ "$peermem" = on ]; then
 	step "peer memory: 64 KiB WRITE/READ, the peer's ivshmem BAR vs its RAM (5 s each)"
 	t0=$SECONDS
@@ -296,6 +305,22 @@ if [ "$peermem" = on ]; then
 		done
 	} | tee "$out/peermem.txt"
 fi
+if [ "$odp" = on ]; then
+	echo
+	echo "vrnic ib_write_bw, buffers pinned or on-demand (--odp), path MTU 1024:"
+	{
+		printf '%-26s %8s %-5s %14s %14s %10s\n' test bytes unit pinned odp odp/pinned
+		for t in ib_write_bw:1048576:first-touch ib_write_bw:65536:warm; do
+			IFS=: read -r name bytes what <<<"$t"
+			a=${res[vrnic-odp,$name,$bytes]:-FAIL} b=${res[vrnic-odp,$name-odp,$bytes]:-FAIL}
+			printf '%-26s %8s %-5s %14s %14s %10s\n' "$name ($what)" "$bytes" MB/s \
+				"${a%%(*}" "${b%%(*}" "$(ratio "$b" "$a")"
+		done
+	} | tee "$out/odp.txt"
+	grep -h '^counters:' "$out/vrnic-odp.log" | tr ' ' '\n' |
+		awk '/^odp_[a-z_]+$/ { k = $0; next } k { printf "%s %s  ", k, $0; k = "" } END { print "(client)" }' |
+		tee -a "$out/odp.txt"
+fi
 if [ "$nvme" != off ]; then
 	nrows="randread_4k_qd32:IOPS lat_4k_qd1_p50:usec lat_4k_qd1_p99:usec seqread_128k:MB/s seqwrite_128k:MB/s"
 	for nic in $nics; do
@@ -347,7 +372,7 @@ echo "host: $machine; load average $(cut -d' ' -f1-3 /proc/loadavg); logs in $ou
 # Every table of this run, with its date and machine, in one file.
 {
 	echo "make bench, $(date -u +%Y-%m-%d) on $machine (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
-	for f in core wire wake table p99 jumbo iothread faults peermem nvme; do
+	for f in core wire wake table p99 jumbo iothread faults peermem odp nvme; do
 		[ -s "$out/$f.txt" ] || continue
 		echo
 		case $f in
@@ -360,6 +385,7 @@ echo "host: $machine; load average $(cut -d' ' -f1-3 /proc/loadavg); logs in $ou
 		iothread) echo "vrnic on the main loop or in an IOThread, path MTU 4096 (lat: median usec; bw: MB/s):" ;;
 		faults) echo "vrnic under faults ($faults), 64 KiB x $fiters (MB/s):" ;;
 		peermem) echo "peer memory (pair_dmabuf -b 5: the peer's ivshmem BAR or its RAM, path MTU 1024):" ;;
+		odp) echo "on-demand paging (ib_write_bw --odp; first touch: 5 x 1 MiB; warm: 64 KiB for 5 s):" ;;
 		nvme) echo "NVMe over RDMA (fio):" ;;
 		esac
 		cat "$out/$f.txt"
@@ -371,4 +397,4 @@ if [ "$reference" = 1 ]; then
 	info "reference run: Documentation/benchmarks-results.txt and benchmarks.png updated"
 fi
 ! grep -q FAIL "$out/table.txt" "$out/faults.txt" "$out/jumbo.txt" "$out/iothread.txt" \
-	"$out/peermem.txt" "$out/nvme.txt" 2>/dev/null
+	"$out/peermem.txt" "$out/odp.txt" "$out/nvme.txt" 2>/dev/null
