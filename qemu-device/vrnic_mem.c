@@ -23,7 +23,8 @@
  * entries: only a present entry is used or cached (with its bits, so that a
  * write finds out whether it may), and an absent one fails the access
  * quietly - the caller checked with vrnic_odp_mapped() first, so that is a
- * race the guest lost, not a bad table.
+ * race the guest lost, not a bad table. A directory entry of 0 reads as
+ * absent pages below it: its tables are sparse.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -158,6 +159,11 @@ bool vrnic_mem_walk(VrnicCore *core, const VrnicMem *m, uint64_t idx,
                 return false;
             }
             addr = le64_to_cpu(entry);
+            /* On-demand: nothing below this directory entry is mapped. */
+            if (m->odp && l && !addr) {
+                *pa = 0;
+                return true;
+            }
         }
     }
     if ((addr & ~(m->odp ? VRNIC_ODP_ENTRY_FLAGS : 0)) &

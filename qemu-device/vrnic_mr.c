@@ -180,6 +180,42 @@ static uint8_t vrnic_mr_parse_dma(const struct vrnic_mem_desc *d, VrnicMem *m)
     return VRNIC_AQ_STS_OK;
 }
 
+/*
+ * mem of an implicit on-demand MR: all of the I/O address space below
+ * 2^VRNIC_ODP_IMPLICIT_VA_BITS, in 4 KiB pages through a sparse tree of
+ * VRNIC_ODP_IMPLICIT_LEVELS levels whose root is pages[0]; the descriptor
+ * says nothing else (iova 0, length ~0 as the verbs report it).
+ */
+static uint8_t vrnic_mr_parse_implicit(VrnicCore *core,
+                                       const struct vrnic_mem_desc *d,
+                                       VrnicMem *m)
+{
+    uint64_t root = le64_to_cpu(d->pages[0]);
+
+    if (le64_to_cpu(d->iova) != 0 || le64_to_cpu(d->length) != ~0ull ||
+        le32_to_cpu(d->npages) || le32_to_cpu(d->flags) ||
+        !vrnic_all_zero(&d->pages[1],
+                        sizeof(d->pages) - sizeof(d->pages[0]))) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "implicit MR mem",
+                            le64_to_cpu(d->length));
+    }
+    if (root & 4095) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem table unaligned",
+                            root);
+    }
+    *m = (VrnicMem) {
+        .length = 1ull << VRNIC_ODP_IMPLICIT_VA_BITS,
+        .page_shift = VRNIC_ODP_IMPLICIT_PAGE_SHIFT,
+        .levels = VRNIC_ODP_IMPLICIT_LEVELS,
+        .npages = 1ull << (VRNIC_ODP_IMPLICIT_VA_BITS -
+                           VRNIC_ODP_IMPLICIT_PAGE_SHIFT),
+        .odp = true,
+        .pages = { root },
+        .tlb_id = vrnic_tlb_new_id(&core->tlb),
+    };
+    return VRNIC_AQ_STS_OK;
+}
+
 uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
                      uint64_t *result)
 {
@@ -189,6 +225,7 @@ uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     bool dma = flags & VRNIC_MR_FLAG_DMA;
     bool devmem = flags & VRNIC_MR_FLAG_DEVICE_MEM;
     bool odp = flags & VRNIC_MR_FLAG_ON_DEMAND;
+    bool implicit = flags & VRNIC_MR_FLAG_IMPLICIT;
     VrnicPd *pd = vrnic_pd_get(core, pdn);
     VrnicMem mem;
     uint8_t sts;
@@ -199,8 +236,8 @@ uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
     }
     if ((flags & ~(VRNIC_MR_FLAG_DMA | VRNIC_MR_FLAG_DEVICE_MEM |
-                   VRNIC_MR_FLAG_ON_DEMAND)) ||
-        dma + devmem + odp > 1) {
+                   VRNIC_MR_FLAG_ON_DEMAND | VRNIC_MR_FLAG_IMPLICIT)) ||
+        dma + devmem + odp > 1 || (implicit && !odp)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "flags", flags);
     }
     if (!pd) {
@@ -219,6 +256,8 @@ uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
         sts = vrnic_mr_parse_dma(&c->mem, &mem);
     } else if (devmem) {
         sts = vrnic_mr_parse_devmem(core, &c->mem, &mem);
+    } else if (implicit) {
+        sts = vrnic_mr_parse_implicit(core, &c->mem, &mem);
     } else {
         sts = vrnic_mem_parse(core, &c->mem, &mem);
     }
@@ -403,7 +442,9 @@ uint8_t vrnic_mr_query(VrnicCore *core, const struct vrnic_aq_query_mr *c)
         .access = cpu_to_le32(mr->access),
         .flags = cpu_to_le32(mr->flags),
         .page_shift = cpu_to_le32(mr->mem.page_shift),
-        .npages = cpu_to_le32(mr->mem.npages),
+        /* An implicit MR's 2^36 pages are not listed. */
+        .npages = cpu_to_le32(mr->mem.levels > VRNIC_MEM_MAX_LEVELS ? 0 :
+                              mr->mem.npages),
         .levels = cpu_to_le32(mr->mem.levels),
     };
     if (!vrnic_dma_write(core, addr, &a, sizeof(a))) {
@@ -413,7 +454,8 @@ uint8_t vrnic_mr_query(VrnicCore *core, const struct vrnic_aq_query_mr *c)
         uint64_t idx = (uint64_t)first + i;
         uint64_t pa = 0;
 
-        if (idx < mr->mem.npages && !vrnic_mem_walk(core, &mr->mem, idx, &pa)) {
+        if (idx < le32_to_cpu(a.npages) &&
+            !vrnic_mem_walk(core, &mr->mem, idx, &pa)) {
             return VRNIC_REJECT(VRNIC_AQ_STS_DMA_ERROR, "table walk", idx);
         }
         pa = cpu_to_le64(pa);

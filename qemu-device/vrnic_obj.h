@@ -27,8 +27,8 @@ typedef struct VrnicMem {
     uint64_t iova;
     uint64_t length;
     uint32_t page_shift;
-    uint32_t levels;
-    uint32_t npages;
+    uint32_t levels;        /* 4 only for an implicit on-demand MR */
+    uint64_t npages;
     bool dma;
     bool odp;               /* on-demand: leaf entries carry VRNIC_ODP_* */
     bool devmem;            /* device memory at devmem_offset, not guest */

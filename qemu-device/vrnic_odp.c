@@ -39,7 +39,7 @@
  */
 static bool vrnic_odp_mapped(VrnicCore *core, const VrnicMem *m,
                              uint64_t addr, uint64_t len, uint64_t span,
-                             bool write, uint32_t *page, uint32_t *npages)
+                             bool write, uint64_t *page, uint32_t *npages)
 {
     uint64_t need = VRNIC_ODP_PRESENT | (write ? VRNIC_ODP_WRITABLE : 0);
     uint64_t base = m->iova & ~((1ull << m->page_shift) - 1);
@@ -49,7 +49,7 @@ static bool vrnic_odp_mapped(VrnicCore *core, const VrnicMem *m,
     uint64_t end = MAX(len, span) - 1 > UINT64_MAX - off ? UINT64_MAX :
                    off + MAX(len, span) - 1;
 
-    end = MIN(end >> m->page_shift, (uint64_t)m->npages - 1);
+    end = MIN(end >> m->page_shift, m->npages - 1);
     for (uint64_t idx = first; idx <= last; idx++) {
         uint64_t e;
 
@@ -76,16 +76,18 @@ static void vrnic_odp_post(VrnicCore *core, uint32_t qpn, VrnicOdpFault *f,
                            bool responder)
 {
     struct vrnic_aeqe_page_fault e = {
-        .event = cpu_to_le32(VRNIC_AEQ_EV_PAGE_FAULT),
-        .info = cpu_to_le32(VRNIC_FIELD_PREP(VRNIC_PF_QPN_MASK, qpn) |
-                            VRNIC_FIELD_PREP(VRNIC_PF_NPAGES_MASK,
-                                             f->npages) |
-                            (f->write ? VRNIC_PF_WRITE : 0) |
-                            (responder ? VRNIC_PF_RESPONDER : 0)),
+        .event = cpu_to_le32(VRNIC_FIELD_PREP(VRNIC_AEQE_EVENT_MASK,
+                                              VRNIC_AEQ_EV_PAGE_FAULT) |
+                             VRNIC_FIELD_PREP(VRNIC_PF_QPN_MASK, qpn) |
+                             (f->write ? VRNIC_PF_WRITE : 0) |
+                             (responder ? VRNIC_PF_RESPONDER : 0)),
         .key = cpu_to_le32(f->key),
+        .page_lo = cpu_to_le32((uint32_t)f->page),
     };
+    uint32_t owner = VRNIC_FIELD_PREP(VRNIC_PF_PAGE_HI_MASK, f->page >> 32) |
+                     VRNIC_FIELD_PREP(VRNIC_PF_NPAGES_MASK, f->npages);
 
-    if (!vrnic_aeq_post_entry(core, &e, f->page << 4)) {
+    if (!vrnic_aeq_post_entry(core, &e, owner)) {
         f->state = VRNIC_ODP_QUEUED;
         core->odp_queued = true;
         return;
@@ -100,7 +102,8 @@ VrnicOdpRes vrnic_odp_access(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                              uint64_t span, bool write, bool responder)
 {
     VrnicOdpFault *f = responder ? &qp->x->odp_resp : &qp->x->odp_req;
-    uint32_t page, npages;
+    uint32_t npages;
+    uint64_t page;
 
     if (!mr->mem.odp || !len ||
         vrnic_odp_mapped(core, &mr->mem, addr, len, span, write, &page,
@@ -181,7 +184,7 @@ uint8_t vrnic_odp_invalidate(VrnicCore *core,
                              const struct vrnic_aq_odp_invalidate *c)
 {
     uint32_t key = le32_to_cpu(c->handle);
-    uint32_t page = le32_to_cpu(c->page);
+    uint64_t page = le64_to_cpu(c->page);
     uint32_t npages = le32_to_cpu(c->npages);
     VrnicMr *mr;
 

@@ -234,7 +234,7 @@ typedef struct VrnicOdpFault {
     bool failed;            /* answered FAILED: the next check fails */
     bool write;
     uint32_t key;           /* the MR's key */
-    uint32_t page;          /* first page not mapped, index in the MR */
+    uint64_t page;          /* first page not mapped, index in the MR */
     uint32_t npages;
 } VrnicOdpFault;
 

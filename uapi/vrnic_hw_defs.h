@@ -555,46 +555,54 @@ enum vrnic_aeq_event {
 	VRNIC_AEQ_EV_PAGE_FAULT = 7,
 };
 
+/*
+ * event
+ * 31:8 : event-specific (0 unless the event says otherwise)
+ * 7:0  : enum vrnic_aeq_event
+ */
 struct vrnic_aeqe {
-	__le32 event;			/* enum vrnic_aeq_event */
+	__le32 event;
 	__le32 data;
 	__le32 rsvd0;
 	__le32 owner;			/* VRNIC_OWNER_PHASE */
 };
 
 static_assert(sizeof(struct vrnic_aeqe) == VRNIC_AEQE_SIZE, "vrnic_aeqe");
+#define VRNIC_AEQE_EVENT_MASK		VRNIC_GENMASK(7, 0)
 
 /*
- * A VRNIC_AEQ_EV_PAGE_FAULT entry: the same size, event and owner word as
- * vrnic_aeqe, with the fault in the other words ("On-demand paging").
- * info
- * 31:30 : reserved
- * 29    : responder - an incoming request met the pages (else a WQE of
+ * A VRNIC_AEQ_EV_PAGE_FAULT entry: the same size, event code and owner
+ * word as vrnic_aeqe, with the fault in the other bits ("On-demand
+ * paging"). page is the first page the access needs that is not mapped,
+ * an index into the MR's pages (48 bits: an implicit MR has 2^36).
+ * event
+ * 31:16 : qpn
+ * 15:10 : reserved
+ * 9     : responder - an incoming request met the pages (else a WQE of
  *         qpn's send queue, or the answer to one)
- * 28    : write - the access writes (the pages must be writable)
- * 27:16 : npages - pages from page on the access needs (at most
- *         VRNIC_ODP_FAULT_MAX_PAGES; a longer access faults again)
- * 15:0  : qpn
+ * 8     : write - the access writes (the pages must be writable)
+ * 7:0   : VRNIC_AEQ_EV_PAGE_FAULT
  * owner
- * 31:4  : page - the first page the access needs that is not mapped, an
- *         index into the MR's pages
+ * 31:16 : page bits 47:32
+ * 15:4  : npages - pages from page on the access needs (at most
+ *         VRNIC_ODP_FAULT_MAX_PAGES; a longer access faults again)
  * 3:1   : reserved
  * 0     : VRNIC_OWNER_PHASE
  */
 struct vrnic_aeqe_page_fault {
-	__le32 event;			/* VRNIC_AEQ_EV_PAGE_FAULT */
-	__le32 info;
-	__le32 key;			/* the MR's key, as the access named it */
+	__le32 event;
+	__le32 key;			/* the MR's key */
+	__le32 page_lo;			/* page bits 31:0 */
 	__le32 owner;
 };
 
 static_assert(sizeof(struct vrnic_aeqe_page_fault) == VRNIC_AEQE_SIZE,
 	      "vrnic_aeqe_page_fault");
-#define VRNIC_PF_QPN_MASK		VRNIC_GENMASK(15, 0)
-#define VRNIC_PF_NPAGES_MASK		VRNIC_GENMASK(27, 16)
-#define VRNIC_PF_WRITE			VRNIC_BIT(28)
-#define VRNIC_PF_RESPONDER		VRNIC_BIT(29)
-#define VRNIC_PF_PAGE_MASK		0xfffffff0U	/* owner 31:4 */
+#define VRNIC_PF_QPN_MASK		VRNIC_GENMASK(31, 16)
+#define VRNIC_PF_RESPONDER		VRNIC_BIT(9)
+#define VRNIC_PF_WRITE			VRNIC_BIT(8)
+#define VRNIC_PF_PAGE_HI_MASK		VRNIC_GENMASK(31, 16)
+#define VRNIC_PF_NPAGES_MASK		VRNIC_GENMASK(15, 4)
 #define VRNIC_ODP_FAULT_MAX_PAGES	4095
 
 /* ---------------------------------------------------------------------------
@@ -793,6 +801,7 @@ static_assert(sizeof(struct vrnic_aq_reg_mr) == VRNIC_AQ_CMD_SIZE, "reg_mr");
 #define VRNIC_MR_FLAG_DMA		VRNIC_BIT(0)
 #define VRNIC_MR_FLAG_DEVICE_MEM	VRNIC_BIT(1)
 #define VRNIC_MR_FLAG_ON_DEMAND		VRNIC_BIT(2)	/* "On-demand paging" */
+#define VRNIC_MR_FLAG_IMPLICIT		VRNIC_BIT(3)	/* ... of all memory */
 #define VRNIC_MR_REREG_TRANS		VRNIC_BIT(0)	/* new mem */
 #define VRNIC_MR_REREG_PD		VRNIC_BIT(1)	/* new pdn */
 #define VRNIC_MR_REREG_ACCESS		VRNIC_BIT(2)	/* new access */
@@ -800,8 +809,14 @@ static_assert(sizeof(struct vrnic_aq_reg_mr) == VRNIC_AQ_CMD_SIZE, "reg_mr");
 /*
  * On-demand paging (VRNIC_DEVICE_CAP_ON_DEMAND). An MR registered with
  * VRNIC_MR_FLAG_ON_DEMAND (a user MR: not DMA, not device memory; mem
- * levels 1..3, every table page present) has leaf entries that the
- * driver fills and clears while the MR lives:
+ * levels 1..3) has tables whose entries the driver fills and clears while
+ * the MR lives. A directory entry of 0 means that no page below it is
+ * mapped, so table pages may be added as pages are. With
+ * VRNIC_MR_FLAG_IMPLICIT as well, the MR is all of the I/O address space
+ * up to 2^VRNIC_ODP_IMPLICIT_VA_BITS, in 4 KiB pages through
+ * VRNIC_ODP_IMPLICIT_LEVELS levels of tables: mem.iova 0, mem.length ~0,
+ * mem.flags and mem.npages 0, mem.pages[0] the top directory (4 KiB
+ * aligned), the other pages 0. The leaf entries:
  * 63:12 : page address (psz-aligned)
  * 11:2  : reserved, 0
  * 1     : writable - the page may be written (else only read)
@@ -825,6 +840,9 @@ static_assert(sizeof(struct vrnic_aq_reg_mr) == VRNIC_AQ_CMD_SIZE, "reg_mr");
 #define VRNIC_ODP_PRESENT		VRNIC_BIT(0)
 #define VRNIC_ODP_WRITABLE		VRNIC_BIT(1)
 #define VRNIC_ODP_ENTRY_FLAGS		VRNIC_GENMASK(11, 0)
+#define VRNIC_ODP_IMPLICIT_VA_BITS	48
+#define VRNIC_ODP_IMPLICIT_LEVELS	4
+#define VRNIC_ODP_IMPLICIT_PAGE_SHIFT	12
 
 /*
  * PAGE_FAULT_DONE: the answer to the PAGE_FAULT event of qpn whose
@@ -860,9 +878,9 @@ static_assert(sizeof(struct vrnic_aq_page_fault_done) == VRNIC_AQ_CMD_SIZE,
 struct vrnic_aq_odp_invalidate {
 	struct vrnic_aq_hdr hdr;
 	__le32 handle;
-	__le32 page;
 	__le32 npages;
-	__u8 rsvd0[108];
+	__le64 page;
+	__u8 rsvd0[104];
 };
 
 static_assert(sizeof(struct vrnic_aq_odp_invalidate) == VRNIC_AQ_CMD_SIZE,

@@ -10,7 +10,8 @@
  * page faults for a write; ODP_INVALIDATE drops the cached translation so
  * that no DMA reaches the old page; a FAILED answer fails the access with
  * the IBTA status; a fault that finds the AEQ full waits for room instead
- * of being lost; the commands' and REG_MR's checks.
+ * of being lost; the commands' and REG_MR's checks. Implicit MRs: a sparse
+ * four-level tree over 2^48 bytes, where a fault names a 36-bit page.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -64,7 +65,8 @@ static void odp_map(OdpMr *m, uint32_t i, bool writable)
 
 /* The next PAGE_FAULT on n's AEQ (other events are skipped), consumed. */
 typedef struct Fault {
-    uint32_t qpn, npages, key, page;
+    uint32_t qpn, npages, key;
+    uint64_t page;
     bool write, responder;
 } Fault;
 
@@ -76,7 +78,7 @@ static bool next_fault(Node *n, unsigned who, Fault *out)
         /* A copy: the CI write below lets the device reuse the slot. */
         struct vrnic_aeqe_page_fault e = *(struct vrnic_aeqe_page_fault *)
                                          aeqe_at(n->f, aeq_ci[who]);
-        uint32_t owner = le32toh(e.owner), info = le32toh(e.info);
+        uint32_t owner = le32toh(e.owner), ev = le32toh(e.event);
         uint32_t phase = ((aeq_ci[who] >> 4) & 1) ^ 1;
 
         if ((owner & VRNIC_OWNER_PHASE) != phase) {
@@ -84,16 +86,19 @@ static bool next_fault(Node *n, unsigned who, Fault *out)
         }
         aeq_ci[who]++;
         fake_wr(n->f, VRNIC_REG_AEQ_CI, aeq_ci[who]);
-        if (le32toh(e.event) != VRNIC_AEQ_EV_PAGE_FAULT) {
+        if (VRNIC_FIELD_GET(VRNIC_AEQE_EVENT_MASK, ev) !=
+            VRNIC_AEQ_EV_PAGE_FAULT) {
             continue;
         }
         *out = (Fault) {
-            .qpn = VRNIC_FIELD_GET(VRNIC_PF_QPN_MASK, info),
-            .npages = VRNIC_FIELD_GET(VRNIC_PF_NPAGES_MASK, info),
-            .write = info & VRNIC_PF_WRITE,
-            .responder = info & VRNIC_PF_RESPONDER,
+            .qpn = VRNIC_FIELD_GET(VRNIC_PF_QPN_MASK, ev),
+            .npages = VRNIC_FIELD_GET(VRNIC_PF_NPAGES_MASK, owner),
+            .write = ev & VRNIC_PF_WRITE,
+            .responder = ev & VRNIC_PF_RESPONDER,
             .key = le32toh(e.key),
-            .page = (owner & VRNIC_PF_PAGE_MASK) >> 4,
+            .page = le32toh(e.page_lo) |
+                    (uint64_t)VRNIC_FIELD_GET(VRNIC_PF_PAGE_HI_MASK, owner)
+                    << 32,
         };
         return true;
     }
@@ -111,14 +116,14 @@ static uint8_t fault_done(Node *n, uint32_t qpn, bool responder,
     return run(n->f, &c, NULL);
 }
 
-static uint8_t odp_invalidate(Node *n, uint32_t key, uint32_t page,
+static uint8_t odp_invalidate(Node *n, uint32_t key, uint64_t page,
                               uint32_t npages)
 {
     AnyCmd c;
 
     cmd_init(&c, VRNIC_AQ_OP_ODP_INVALIDATE);
     c.odp_inval.handle = htole32(key);
-    c.odp_inval.page = htole32(page);
+    c.odp_inval.page = htole64(page);
     c.odp_inval.npages = htole32(npages);
     return run(n->f, &c, NULL);
 }
@@ -535,6 +540,124 @@ TEST_F(odp, commands_check_their_fields)
     c.mr.handle = htole32(m.key);
     c.mr.flags = htole32(VRNIC_MR_REREG_TRANS);
     EXPECT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(self->b.f, &c, NULL));
+}
+
+/* ---- implicit MRs ------------------------------------------------------ */
+
+/* REG_MR of an implicit MR; *root: its top directory (zeroed). */
+static uint8_t implicit_reg(Node *n, uint64_t *root, uint32_t flags,
+                            uint64_t length, uint64_t *key)
+{
+    AnyCmd c;
+
+    *root = obj_alloc(n->f, PG, PG);
+    memset(fake_ptr(n->f, *root), 0, PG);
+    cmd_init(&c, VRNIC_AQ_OP_REG_MR);
+    c.mr.pdn = htole32(n->pdn);
+    c.mr.access = htole32(ACC_ALL);
+    c.mr.flags = htole32(flags);
+    c.mr.mem.length = htole64(length);
+    c.mr.mem.pages[0] = htole64(*root);
+    return run(n->f, &c, key);
+}
+
+/* Page p of an implicit MR at pa: the tables on its path as needed. */
+static uint64_t *implicit_leaf(Node *n, uint64_t root, uint64_t p)
+{
+    uint64_t table = root;
+
+    for (int l = VRNIC_ODP_IMPLICIT_LEVELS - 1; l > 0; l--) {
+        uint64_t *e = (uint64_t *)fake_ptr(n->f, table) + ((p >> (9 * l)) & 511);
+
+        if (!*e) {
+            uint64_t t = obj_alloc(n->f, PG, PG);
+
+            memset(fake_ptr(n->f, t), 0, PG);
+            *e = htole64(t);
+        }
+        table = le64toh(*e);
+    }
+    return (uint64_t *)fake_ptr(n->f, table) + (p & 511);
+}
+
+/*
+ * A WRITE to a high I/O address of an implicit MR: the fault names its
+ * page (36 bits wide); mapped through a fresh path of tables, the resend
+ * lands; cleared and invalidated, the next WRITE faults again and the old
+ * page keeps its bytes.
+ */
+TEST_F(odp, implicit_mr_faults_at_any_address)
+{
+    const uint64_t va = 0x7f1234567000ull, p = va >> 12;
+    uint64_t src = buf_alloc(&self->a, 64), root, key;
+    uint64_t page = obj_alloc(self->b.f, PG, PG);
+    Sg s = { src, 64, mr_any(&self->a, 0, src, 64) };
+    struct vrnic_cqe e;
+    Fault f;
+
+    ASSERT_EQ(0, implicit_reg(&self->b, &root, VRNIC_MR_FLAG_ON_DEMAND |
+                              VRNIC_MR_FLAG_IMPLICIT, ~0ull, &key));
+    memset(fake_ptr(self->b.f, page), 0xee, PG);
+    fill(&self->a, src, 64, 9);
+    post_send(&self->qa, 1, VRNIC_WQE_OP_RDMA_WRITE, 0, &s, 1, va + 0x40,
+              key, 0, NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_TRUE(next_fault(&self->b, 1, &f));
+    EXPECT_EQ(p, f.page);
+    EXPECT_EQ(1, f.npages);
+    EXPECT_EQ(key, f.key);
+    *implicit_leaf(&self->b, root, p) =
+        htole64(page | VRNIC_ODP_PRESENT | VRNIC_ODP_WRITABLE);
+    ASSERT_EQ(0, fault_done(&self->b, f.qpn, true, VRNIC_PF_DONE_MAPPED));
+    while (!poll(&self->a, true, &e) && fake_fire_timer(self->a.f)) {
+    }
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    EXPECT_EQ(0, memcmp(fake_ptr(self->a.f, src),
+                        fake_ptr(self->b.f, page + 0x40), 64));
+
+    *implicit_leaf(&self->b, root, p) = 0;
+    ASSERT_EQ(0, odp_invalidate(&self->b, key, p, 1));
+    memset(fake_ptr(self->b.f, page), 0xee, PG);
+    post_send(&self->qa, 2, VRNIC_WQE_OP_RDMA_WRITE, 0, &s, 1, va + 0x40,
+              key, 0, NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_TRUE(next_fault(&self->b, 1, &f));
+    EXPECT_EQ(p, f.page);
+    EXPECT_TRUE(all_bytes(&self->b, page, PG, 0xee));
+}
+
+/* REG_MR's rules for implicit MRs, and the end of their address space. */
+TEST_F(odp, implicit_mr_rules)
+{
+    uint64_t src = buf_alloc(&self->a, 64), root, key;
+    Sg s = { src, 64, mr_any(&self->a, 0, src, 64) };
+    struct vrnic_cqe e;
+    AnyCmd c;
+
+    EXPECT_EQ(VRNIC_AQ_STS_BAD_FIELD,
+              implicit_reg(&self->b, &root, VRNIC_MR_FLAG_IMPLICIT, ~0ull,
+                           &key));
+    EXPECT_EQ(VRNIC_AQ_STS_BAD_FIELD,
+              implicit_reg(&self->b, &root, VRNIC_MR_FLAG_ON_DEMAND |
+                           VRNIC_MR_FLAG_IMPLICIT, 1ull << 40, &key));
+    cmd_init(&c, VRNIC_AQ_OP_REG_MR);
+    c.mr.pdn = htole32(self->b.pdn);
+    c.mr.flags = htole32(VRNIC_MR_FLAG_ON_DEMAND | VRNIC_MR_FLAG_IMPLICIT);
+    c.mr.mem.length = htole64(~0ull);
+    c.mr.mem.pages[0] = htole64(root + 8);
+    EXPECT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(self->b.f, &c, NULL));
+    ASSERT_EQ(0, implicit_reg(&self->b, &root, VRNIC_MR_FLAG_ON_DEMAND |
+                              VRNIC_MR_FLAG_IMPLICIT, ~0ull, &key));
+    EXPECT_EQ(VRNIC_AQ_STS_BAD_FIELD,
+              odp_invalidate(&self->b, key,
+                             1ull << (VRNIC_ODP_IMPLICIT_VA_BITS - 12), 1));
+    /* Past 2^48 is outside the MR: REMOTE_ACCESS, no fault. */
+    post_send(&self->qa, 1, VRNIC_WQE_OP_RDMA_WRITE, 0, &s, 1,
+              1ull << VRNIC_ODP_IMPLICIT_VA_BITS, key, 0, NULL, 0);
+    fake_settle(self->a.f);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    EXPECT_EQ(VRNIC_WC_REM_ACCESS_ERR, e.status);
+    EXPECT_EQ(0, PORT(&self->b, PAGE_FAULTS));
 }
 
 TEST_HARNESS_MAIN

@@ -23,6 +23,9 @@
  *    and are checked.
  *  - Faults and time against a pinned MR: first touch (one fault per
  *    page), warm (none), pinned; the medians are reported, not judged.
+ *  - Implicit ODP: one MR over the whole address space serves buffers
+ *    mapped anywhere, before and after it was registered; madvise and
+ *    munmap work on it as on an explicit one.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -494,6 +497,51 @@ TEST_F(odp, faults_and_time_against_a_pinned_mr)
 	EXPECT_EQ(0, ibv_dereg_mr(pmr));
 	munmap(obuf, len);
 	free(pbuf);
+}
+
+TEST_F(odp, an_implicit_mr_covers_every_buffer)
+{
+	const size_t len = 1 << 20;
+	char *a = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *b;
+	struct ibv_device_attr_ex dx;
+	struct ibv_mr *mr;
+
+	ASSERT_EQ(0, ibv_query_device_ex(self->ctx, NULL, &dx));
+	ASSERT_TRUE(dx.odp_caps.general_caps & IBV_ODP_SUPPORT_IMPLICIT);
+	ASSERT_NE(MAP_FAILED, a);
+	mr = ibv_reg_mr(self->pd, NULL, SIZE_MAX, ODP_ACC);
+	ASSERT_NE(NULL, mr) TH_LOG("implicit ODP MR: %s", strerror(errno));
+	/* A buffer mapped after the registration, far from the first. */
+	b = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, b);
+	fill(self->src, len, 20);
+	ASSERT_EQ(IBV_WC_SUCCESS,
+		  rdma(self, IBV_WR_RDMA_WRITE, 0, len, a, mr->rkey));
+	EXPECT_EQ(0, memcmp(a, self->src, len));
+	ASSERT_EQ(IBV_WC_SUCCESS,
+		  rdma(self, IBV_WR_RDMA_WRITE, 0, len, b, mr->rkey));
+	EXPECT_EQ(0, memcmp(b, self->src, len));
+	/* READ through it, into a pinned buffer. */
+	memset(self->src, 0, len);
+	ASSERT_EQ(IBV_WC_SUCCESS,
+		  rdma(self, IBV_WR_RDMA_READ, 0, len, b, mr->rkey));
+	EXPECT_EQ(0, memcmp(b, self->src, len));
+	/* Pages taken back, then written again. */
+	ASSERT_EQ(0, madvise(a, len, MADV_DONTNEED));
+	EXPECT_EQ(0, a[0]);
+	fill(self->src, len, 21);
+	ASSERT_EQ(IBV_WC_SUCCESS,
+		  rdma(self, IBV_WR_RDMA_WRITE, 0, len, a, mr->rkey));
+	EXPECT_EQ(0, memcmp(a, self->src, len));
+	/* Unmapped memory is not the process's: REM_ACCESS_ERR. */
+	ASSERT_EQ(0, munmap(b, len));
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma(self, IBV_WR_RDMA_WRITE, 0, 64, b, mr->rkey));
+	EXPECT_EQ(0, memcmp(a, self->src, len));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	munmap(a, len);
 }
 
 TEST_HARNESS_MAIN

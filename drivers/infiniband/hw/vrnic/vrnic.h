@@ -205,8 +205,12 @@ struct vrnic_mr {
 	struct vrnic_mem mem;
 	u32 access;		/* VRNIC_ACCESS_* */
 	/* on-demand paging (vrnic_odp.c) */
-	struct ib_umem_odp *odp;
+	struct ib_umem_odp *odp;	/* implicit: the root, with no pages */
 	bool odp_live;		/* on the device: invalidate there (umem_mutex) */
+	bool implicit;		/* all of the address space (VRNIC_MR_FLAG_IMPLICIT) */
+	struct mutex tree_lock;	/* implicit: adds children and table pages */
+	struct xarray children;	/* implicit: child umems by 1 GiB region */
+	struct xarray tables;	/* implicit: table pages by level and index */
 	/* fast registration (vrnic_frmr.c): the page list map_mr_sg fills */
 	struct vrnic_kbuf pbl;
 	u32 max_pages;
@@ -295,7 +299,7 @@ struct vrnic_odp_fault {
 	bool responder;
 	bool write;
 	u32 key;
-	u32 page;		/* first page of the MR not mapped */
+	u64 page;		/* first page of the MR not mapped */
 	u32 npages;
 };
 
@@ -441,6 +445,19 @@ struct ib_mr *vrnic_reg_user_mr_odp(struct ib_pd *ibpd, u64 start,
 				    u64 length, u64 virt_addr, int ib_access,
 				    u32 access);
 void vrnic_odp_dereg(struct vrnic_dev *vdev, struct vrnic_mr *mr);
+extern const struct mmu_interval_notifier_ops vrnic_odp_mn_ops;
+int vrnic_odp_map_umem(struct vrnic_mr *mr, struct ib_umem_odp *odp,
+		       u64 first, u64 mr_first, u64 npages, bool fault,
+		       bool write);
+
+/* vrnic_odp_implicit.c */
+int vrnic_odp_implicit_init(struct vrnic_dev *vdev, struct vrnic_mr *mr,
+			    int ib_access);
+void vrnic_odp_implicit_free(struct vrnic_dev *vdev, struct vrnic_mr *mr);
+void vrnic_odp_implicit_quiesce(struct vrnic_mr *mr);
+void vrnic_odp_implicit_set(struct vrnic_mr *mr, u64 page, u64 entry);
+int vrnic_odp_implicit_map(struct vrnic_dev *vdev, struct vrnic_mr *mr,
+			   u64 page, u64 npages, bool fault, bool write);
 void vrnic_odp_qp_init(struct vrnic_qp *qp);
 void vrnic_odp_qp_destroyed(struct vrnic_qp *qp);
 void vrnic_odp_fault_event(struct vrnic_dev *vdev,

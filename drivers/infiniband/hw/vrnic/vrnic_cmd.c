@@ -408,14 +408,14 @@ int vrnic_cmd_page_fault_done(struct vrnic_cmdq *cmdq, u32 qpn,
 	return vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, NULL);
 }
 
-int vrnic_cmd_odp_invalidate(struct vrnic_cmdq *cmdq, u32 key, u32 page,
+int vrnic_cmd_odp_invalidate(struct vrnic_cmdq *cmdq, u32 key, u64 page,
 			     u32 npages)
 {
 	union vrnic_aq_cmd cmd;
 
 	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_ODP_INVALIDATE);
 	cmd.odp_invalidate.handle = cpu_to_le32(key);
-	cmd.odp_invalidate.page = cpu_to_le32(page);
+	cmd.odp_invalidate.page = cpu_to_le64(page);
 	cmd.odp_invalidate.npages = cpu_to_le32(npages);
 	return vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, NULL);
 }

@@ -145,7 +145,7 @@ int vrnic_cmd_modify_cq(struct vrnic_cmdq *cmdq, u32 cqn, u16 count,
 			u16 period_us);
 int vrnic_cmd_page_fault_done(struct vrnic_cmdq *cmdq, u32 qpn,
 			      bool responder, u32 status);
-int vrnic_cmd_odp_invalidate(struct vrnic_cmdq *cmdq, u32 key, u32 page,
+int vrnic_cmd_odp_invalidate(struct vrnic_cmdq *cmdq, u32 key, u64 page,
 			     u32 npages);
 int vrnic_cmd_create_qp(struct vrnic_cmdq *cmdq,
 			const struct vrnic_cmd_qp_params *p, u32 *qpn);

@@ -267,7 +267,7 @@ static void vrnic_aeq_process(struct vrnic_dev *vdev)
 	for (n = 0; n < aeq->depth; n++) {
 		struct vrnic_aeqe *aeqe = &aeq->ring[aeq->ci & (aeq->depth - 1)];
 		u32 phase = !((aeq->ci >> aeq->log_depth) & 1);
-		u32 owner;
+		u32 owner, event;
 
 		/* The device writes the owner word last. */
 		owner = le32_to_cpu(READ_ONCE(aeqe->owner));
@@ -276,11 +276,12 @@ static void vrnic_aeq_process(struct vrnic_dev *vdev)
 		/* Read the event only after its phase matched. */
 		dma_rmb();
 
-		if (le32_to_cpu(aeqe->event) == VRNIC_AEQ_EV_PAGE_FAULT)
+		event = FIELD_GET(VRNIC_AEQE_EVENT_MASK,
+				  le32_to_cpu(aeqe->event));
+		if (event == VRNIC_AEQ_EV_PAGE_FAULT)
 			vrnic_odp_fault_event(vdev, (const void *)aeqe);
 		else
-			vrnic_aeq_handle(vdev, le32_to_cpu(aeqe->event),
-					 le32_to_cpu(aeqe->data));
+			vrnic_aeq_handle(vdev, event, le32_to_cpu(aeqe->data));
 		aeq->ci++;
 	}
 

@@ -27,6 +27,10 @@
  * A fault and a deregistration race through odp_srcu: dereg_mr removes
  * the MR from odp_xa after the device forgot its key (DEREG_MR), then
  * waits for the faults that found it before it releases the umem.
+ *
+ * Implicit ODP MRs (the whole address space) keep their tables and child
+ * umems in vrnic_odp_implicit.c; faults, invalidation and prefetch are the
+ * same, per child.
  */
 
 #include <linux/bitfield.h>
@@ -47,34 +51,56 @@ static u64 vrnic_odp_entry(dma_addr_t dma)
 	return e;
 }
 
+/* The device's leaf entry of page @page of @mr. */
+static void vrnic_odp_set_entry(struct vrnic_mr *mr, u64 page, u64 entry)
+{
+	if (mr->implicit)
+		vrnic_odp_implicit_set(mr, page, entry);
+	else
+		vrnic_mem_set_odp(&mr->mem, page, entry);
+}
+
 /*
- * Map npages pages of @mr from @page (page indexes of its umem) and make
- * them visible to the device. @fault: fault them in (else only what is
+ * Map @npages pages of @odp (a page of @mr's, or an implicit MR's child)
+ * from its page @first, which is page @mr_first of the MR, and make them
+ * visible to the device. @fault: fault them in (else only what is
  * resident); @write: writable. Return: 0 or a negative errno.
  */
-static int vrnic_odp_map(struct vrnic_mr *mr, u64 page, u64 npages,
-			 bool fault, bool write)
+int vrnic_odp_map_umem(struct vrnic_mr *mr, struct ib_umem_odp *odp,
+		       u64 first, u64 mr_first, u64 npages, bool fault,
+		       bool write)
 {
-	struct ib_umem_odp *odp = mr->odp;
 	u64 total = ib_umem_odp_num_pages(odp);
 	u64 access = ODP_READ_ALLOWED_BIT;
 	u64 start, i;
 	int n;
 
-	if (page >= total || !npages)
+	if (first >= total || !npages)
 		return -EFAULT;
-	npages = min(npages, total - page);
+	npages = min(npages, total - first);
 	if (write && odp->umem.writable)
 		access |= ODP_WRITE_ALLOWED_BIT;
-	start = ib_umem_start(odp) + (page << odp->page_shift);
+	start = ib_umem_start(odp) + (first << odp->page_shift);
 	n = ib_umem_odp_map_dma_and_lock(odp, start, npages << odp->page_shift,
 					 access, fault);
 	if (n < 0)
 		return n;
-	for (i = page; i < page + n; i++)
-		vrnic_mem_set_odp(&mr->mem, i, vrnic_odp_entry(odp->dma_list[i]));
+	for (i = 0; i < n; i++)
+		vrnic_odp_set_entry(mr, mr_first + i,
+				    vrnic_odp_entry(odp->dma_list[first + i]));
 	mutex_unlock(&odp->umem_mutex);
 	return 0;
+}
+
+/* Pages [page, page + npages) of @mr, as vrnic_odp_map_umem(). */
+static int vrnic_odp_map(struct vrnic_dev *vdev, struct vrnic_mr *mr,
+			 u64 page, u64 npages, bool fault, bool write)
+{
+	if (mr->implicit)
+		return vrnic_odp_implicit_map(vdev, mr, page, npages, fault,
+					      write);
+	return vrnic_odp_map_umem(mr, mr->odp, page, page, npages, fault,
+				  write);
 }
 
 /* The ODP MR a key names, under odp_srcu; NULL if it is gone. */
@@ -97,12 +123,12 @@ static void vrnic_odp_fault_work(struct work_struct *work)
 
 	idx = srcu_read_lock(&vdev->odp_srcu);
 	mr = vrnic_odp_mr(vdev, f->key);
-	err = mr ? vrnic_odp_map(mr, f->page, f->npages, true, f->write) :
-		   -ENOENT;
+	err = mr ? vrnic_odp_map(vdev, mr, f->page, f->npages, true,
+				 f->write) : -ENOENT;
 	srcu_read_unlock(&vdev->odp_srcu, idx);
 	if (err) {
 		ibdev_dbg(&vdev->ibdev,
-			  "qpn %u: page fault on key %#x page %u (%u pages) not mapped: %d\n",
+			  "qpn %u: page fault on key %#x page %llu (%u pages) not mapped: %d\n",
 			  f->qp->qpn, f->key, f->page, f->npages, err);
 		status = VRNIC_PF_DONE_FAILED;
 	}
@@ -142,9 +168,9 @@ void vrnic_odp_qp_destroyed(struct vrnic_qp *qp)
 void vrnic_odp_fault_event(struct vrnic_dev *vdev,
 			   const struct vrnic_aeqe_page_fault *e)
 {
-	u32 info = le32_to_cpu(e->info);
-	u32 qpn = FIELD_GET(VRNIC_PF_QPN_MASK, info);
-	bool responder = info & VRNIC_PF_RESPONDER;
+	u32 event = le32_to_cpu(e->event), owner = le32_to_cpu(e->owner);
+	u32 qpn = FIELD_GET(VRNIC_PF_QPN_MASK, event);
+	bool responder = event & VRNIC_PF_RESPONDER;
 	struct vrnic_odp_fault *f;
 	struct vrnic_qp *qp;
 
@@ -156,9 +182,10 @@ void vrnic_odp_fault_event(struct vrnic_dev *vdev,
 	}
 	f = &qp->odp_fault[responder];
 	f->key = le32_to_cpu(e->key);
-	f->page = (le32_to_cpu(e->owner) & VRNIC_PF_PAGE_MASK) >> 4;
-	f->npages = FIELD_GET(VRNIC_PF_NPAGES_MASK, info);
-	f->write = info & VRNIC_PF_WRITE;
+	f->page = le32_to_cpu(e->page_lo) |
+		  (u64)FIELD_GET(VRNIC_PF_PAGE_HI_MASK, owner) << 32;
+	f->npages = FIELD_GET(VRNIC_PF_NPAGES_MASK, owner);
+	f->write = event & VRNIC_PF_WRITE;
 	/* The device raises one per QP and side until it is answered. */
 	if (!queue_work(vdev->odp_wq, &f->work))
 		dev_warn_ratelimited(&vdev->pdev->dev,
@@ -173,7 +200,7 @@ static bool vrnic_odp_invalidate(struct mmu_interval_notifier *mni,
 	struct ib_umem_odp *odp = container_of(mni, struct ib_umem_odp,
 					       notifier);
 	struct vrnic_mr *mr = odp->private;
-	u64 start, end, first = U64_MAX, last = 0, i;
+	u64 start, end, first = U64_MAX, last = 0, base, i;
 	struct vrnic_dev *vdev;
 	int err;
 
@@ -183,18 +210,20 @@ static bool vrnic_odp_invalidate(struct mmu_interval_notifier *mni,
 	mutex_lock(&odp->umem_mutex);
 	mmu_interval_set_seq(mni, cur_seq);
 	/* Nothing mapped (or the MR not on the device yet): nothing to do. */
-	if (!odp->npages || !mr || !mr->odp_live)
+	if (!odp->npages || !mr || !READ_ONCE(mr->odp_live))
 		goto out;
 	vdev = to_vdev(mr->ibmr.device);
 	start = max_t(u64, ib_umem_start(odp), range->start);
 	end = min_t(u64, ib_umem_end(odp), range->end);
+	/* Page i of @odp is page base + i of the MR (an implicit MR's child). */
+	base = mr->implicit ? ib_umem_start(odp) >> odp->page_shift : 0;
 	for (i = (start - ib_umem_start(odp)) >> odp->page_shift;
 	     (ib_umem_start(odp) + (i << odp->page_shift)) < end; i++) {
 		if (!odp->dma_list[i])
 			continue;
-		vrnic_mem_set_odp(&mr->mem, i, 0);
-		first = min(first, i);
-		last = i;
+		vrnic_odp_set_entry(mr, base + i, 0);
+		first = min(first, base + i);
+		last = base + i;
 	}
 	if (first != U64_MAX) {
 		err = vrnic_cmd_odp_invalidate(&vdev->cmdq, mr->ibmr.lkey, first,
@@ -211,41 +240,26 @@ out:
 	return true;
 }
 
-static const struct mmu_interval_notifier_ops vrnic_odp_mn_ops = {
+const struct mmu_interval_notifier_ops vrnic_odp_mn_ops = {
 	.invalidate = vrnic_odp_invalidate,
 };
 
 /*
- * An ODP MR over [start, start + length) at @virt_addr, which must have the
- * same offset in an ODP page as @start (page i of the device's tables is
- * page i of the umem). Implicit ODP (the whole address space) is not
- * offered.
+ * The umem and tables of an explicit ODP MR over [start, start + length)
+ * at @virt_addr, which must have the same offset in an ODP page as @start
+ * (page i of the device's tables is page i of the umem).
  */
-struct ib_mr *vrnic_reg_user_mr_odp(struct ib_pd *ibpd, u64 start,
-				    u64 length, u64 virt_addr, int ib_access,
-				    u32 access)
+static int vrnic_odp_explicit_init(struct vrnic_dev *vdev,
+				   struct vrnic_mr *mr, u64 start, u64 length,
+				   u64 virt_addr, int ib_access)
 {
-	struct vrnic_dev *vdev = to_vdev(ibpd->device);
-	struct vrnic_cmd_mr_params p = {};
 	struct ib_umem_odp *odp;
-	struct vrnic_mr *mr;
-	u32 key;
 	int err;
 
-	if (!vdev->has_odp)
-		return ERR_PTR(-EOPNOTSUPP);
-	if (!start && length == U64_MAX)
-		return ERR_PTR(-EOPNOTSUPP);
-
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
 	odp = ib_umem_odp_get(&vdev->ibdev, start, length, ib_access,
 			      &vrnic_odp_mn_ops);
-	if (IS_ERR(odp)) {
-		err = PTR_ERR(odp);
-		goto err_free;
-	}
+	if (IS_ERR(odp))
+		return PTR_ERR(odp);
 	if ((virt_addr ^ start) & (BIT_ULL(odp->page_shift) - 1) ||
 	    !(vdev->pgsz_bitmap & BIT_ULL(odp->page_shift))) {
 		err = -EOPNOTSUPP;
@@ -257,15 +271,64 @@ struct ib_mr *vrnic_reg_user_mr_odp(struct ib_pd *ibpd, u64 start,
 		goto err_release;
 	mr->odp = odp;
 	odp->private = mr;
+	return 0;
+
+err_release:
+	ib_umem_odp_release(odp);
+	return err;
+}
+
+/*
+ * What the init functions made: the umems first (their notifiers go), then
+ * the tables - an implicit MR's children before its root.
+ */
+static void vrnic_odp_free(struct vrnic_dev *vdev, struct vrnic_mr *mr)
+{
+	if (mr->implicit) {
+		vrnic_odp_implicit_free(vdev, mr);
+		ib_umem_odp_release(mr->odp);
+	} else {
+		ib_umem_odp_release(mr->odp);
+		vrnic_mem_uninit(vdev, &mr->mem);
+	}
+	mr->odp = NULL;
+}
+
+/*
+ * An ODP MR: explicit over [start, start + length), or implicit over the
+ * whole address space (@start 0 and @length U64_MAX).
+ */
+struct ib_mr *vrnic_reg_user_mr_odp(struct ib_pd *ibpd, u64 start,
+				    u64 length, u64 virt_addr, int ib_access,
+				    u32 access)
+{
+	struct vrnic_dev *vdev = to_vdev(ibpd->device);
+	bool implicit = !start && length == U64_MAX;
+	struct vrnic_cmd_mr_params p = {};
+	struct vrnic_mr *mr;
+	u32 key;
+	int err;
+
+	if (!vdev->has_odp)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	err = implicit ? vrnic_odp_implicit_init(vdev, mr, ib_access) :
+			 vrnic_odp_explicit_init(vdev, mr, start, length,
+						 virt_addr, ib_access);
+	if (err)
+		goto err_free;
 
 	p.pdn = to_vpd(ibpd)->pdn;
 	p.access = access;
-	p.flags = VRNIC_MR_FLAG_ON_DEMAND;
+	p.flags = VRNIC_MR_FLAG_ON_DEMAND |
+		  (implicit ? VRNIC_MR_FLAG_IMPLICIT : 0);
 	p.key_byte = vrnic_new_key_byte();
 	p.mem = &mr->mem.desc;
 	err = vrnic_cmd_reg_mr(&vdev->cmdq, &p, &key);
 	if (err)
-		goto err_mem;
+		goto err_odp;
 
 	mr->access = access;
 	mr->ibmr.lkey = key;
@@ -275,19 +338,20 @@ struct ib_mr *vrnic_reg_user_mr_odp(struct ib_pd *ibpd, u64 start,
 			      GFP_KERNEL));
 	if (err)
 		goto err_dereg;
-	/* From here on invalidations reach the device. */
-	mutex_lock(&odp->umem_mutex);
-	mr->odp_live = true;
-	mutex_unlock(&odp->umem_mutex);
+	/*
+	 * From here on invalidations reach the device. An implicit MR has no
+	 * child yet, whose notifier could look.
+	 */
+	mutex_lock(&mr->odp->umem_mutex);
+	WRITE_ONCE(mr->odp_live, true);
+	mutex_unlock(&mr->odp->umem_mutex);
 	atomic_inc(&vdev->res_count[VRNIC_RES_MR]);
 	return &mr->ibmr;
 
 err_dereg:
 	vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DEREG_MR, key);
-err_mem:
-	vrnic_mem_uninit(vdev, &mr->mem);
-err_release:
-	ib_umem_odp_release(odp);
+err_odp:
+	vrnic_odp_free(vdev, mr);
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
@@ -295,8 +359,9 @@ err_free:
 
 /*
  * The MR left the device (DEREG_MR completed): no new fault names it. Wait
- * for the faults that found it, then release the umem (the notifier goes,
- * the pages are unmapped).
+ * for the faults that found it, stop the notifiers from reaching the
+ * device, then release the umems (the notifiers go, the pages are
+ * unmapped) and the tables.
  */
 void vrnic_odp_dereg(struct vrnic_dev *vdev, struct vrnic_mr *mr)
 {
@@ -305,10 +370,11 @@ void vrnic_odp_dereg(struct vrnic_dev *vdev, struct vrnic_mr *mr)
 	xa_cmpxchg(&vdev->odp_xa, index, mr, NULL, GFP_KERNEL);
 	synchronize_srcu(&vdev->odp_srcu);
 	mutex_lock(&mr->odp->umem_mutex);
-	mr->odp_live = false;
+	WRITE_ONCE(mr->odp_live, false);
 	mutex_unlock(&mr->odp->umem_mutex);
-	ib_umem_odp_release(mr->odp);
-	mr->odp = NULL;
+	if (mr->implicit)
+		vrnic_odp_implicit_quiesce(mr);
+	vrnic_odp_free(vdev, mr);
 }
 
 /*
@@ -337,24 +403,29 @@ int vrnic_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
 	idx = srcu_read_lock(&vdev->odp_srcu);
 	for (i = 0; i < num_sge && !err; i++) {
 		struct vrnic_mr *mr = vrnic_odp_mr(vdev, sg_list[i].lkey);
+		u64 first, last, base, end;
 		struct ib_umem_odp *odp;
-		u64 first, last;
 
 		if (!mr || mr->ibmr.pd != ibpd) {
 			err = -ENOENT;
 			break;
 		}
 		odp = mr->odp;
-		if (!sg_list[i].length ||
-		    sg_list[i].addr < ib_umem_start(odp) ||
-		    sg_list[i].length > ib_umem_end(odp) - sg_list[i].addr) {
+		/* An implicit MR: all addresses, page i at i << 12. */
+		base = mr->implicit ? 0 : ib_umem_start(odp);
+		end = mr->implicit ? BIT_ULL(VRNIC_ODP_IMPLICIT_VA_BITS) :
+				     ib_umem_end(odp);
+		if (!sg_list[i].length || sg_list[i].addr < base ||
+		    sg_list[i].addr >= end ||
+		    sg_list[i].length > end - sg_list[i].addr) {
 			err = -EINVAL;
 			break;
 		}
-		first = (sg_list[i].addr - ib_umem_start(odp)) >> odp->page_shift;
-		last = (sg_list[i].addr + sg_list[i].length - 1 -
-			ib_umem_start(odp)) >> odp->page_shift;
-		err = vrnic_odp_map(mr, first, last - first + 1, fault, write);
+		first = (sg_list[i].addr - base) >> odp->page_shift;
+		last = (sg_list[i].addr + sg_list[i].length - 1 - base) >>
+		       odp->page_shift;
+		err = vrnic_odp_map(vdev, mr, first, last - first + 1, fault,
+				    write);
 	}
 	srcu_read_unlock(&vdev->odp_srcu, idx);
 	return err;
@@ -368,7 +439,7 @@ void vrnic_odp_caps(struct vrnic_dev *vdev, struct ib_device_attr *attr)
 	if (!vdev->has_odp)
 		return;
 	attr->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
-	c->general_caps = IB_ODP_SUPPORT;
+	c->general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
 	c->per_transport_caps.rc_odp_caps = IB_ODP_SUPPORT_SEND |
 					    IB_ODP_SUPPORT_RECV |
 					    IB_ODP_SUPPORT_WRITE |

@@ -708,11 +708,10 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	u32 access;
 	int err;
 
-	/* Implicit ODP: the whole address space, not offered. */
-	if ((ib_access & IB_ACCESS_ON_DEMAND) && !start && length == U64_MAX)
-		return ERR_PTR(-EOPNOTSUPP);
-	err = vrnic_reg_mr_check(vdev, udata, "reg_user_mr", ib_access, length,
-				 &access);
+	/* Implicit ODP: the whole address space, not one MR's length. */
+	err = vrnic_reg_mr_check(vdev, udata, "reg_user_mr", ib_access,
+				 (ib_access & IB_ACCESS_ON_DEMAND) && !start &&
+				 length == U64_MAX ? 1 : length, &access);
 	if (err)
 		return ERR_PTR(err);
 	if (ib_access & IB_ACCESS_ON_DEMAND)
