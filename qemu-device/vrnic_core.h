@@ -175,6 +175,7 @@ typedef struct VrnicObjects {
     VrnicSrq *srqs;
     VrnicEq eqs[VRNIC_MAX_COMP_VECTORS + 1];
     uint32_t n_pds, n_mrs, n_cqs, n_qps, n_srqs, n_eqs;
+    uint32_t n_odp_mrs;     /* of the MRs, on-demand ones */
     /* Next-fit cursors: a freed number is reused as late as possible, so a
      * stale key or number is unlikely to name a new object. */
     uint32_t next_pd, next_mr, next_cq, next_qp, next_srq;

@@ -276,6 +276,7 @@ uint8_t vrnic_mr_reg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
     mr->access = access;
     mr->flags = flags;
     mr->mem = mem;
+    core->obj.n_odp_mrs += mem.odp;
     *result = vrnic_mr_key(core, mr);
     trace_vrnic_mr_reg(vrnic_mr_key(core, mr), pdn, access, mem.iova,
                        mem.length);
@@ -401,6 +402,7 @@ uint8_t vrnic_mr_dereg(VrnicCore *core, const struct vrnic_aq_destroy *c)
                             mr->mw_refs);
     }
     core->obj.pds[mr->pdn].refs--;
+    core->obj.n_odp_mrs -= mr->mem.odp;
     vrnic_frmr_free(mr);
     memset(mr, 0, sizeof(*mr));
     core->obj.n_mrs--;

@@ -47,6 +47,7 @@ void vrnic_obj_reset(VrnicCore *core)
     memset(o->srqs, 0, sizeof(*o->srqs) * (cfg->max_srq + 1));
     memset(o->eqs, 0, sizeof(o->eqs));
     o->n_pds = o->n_mrs = o->n_cqs = o->n_qps = o->n_srqs = o->n_eqs = 0;
+    o->n_odp_mrs = 0;
     o->next_pd = o->next_mr = o->next_cq = o->next_qp = o->next_srq = 0;
     o->qps_pending = o->cqs_notify = o->cqs_waiting = 0;
     vrnic_mcast_reset(core);

@@ -251,6 +251,10 @@ VrnicOdpRes vrnic_sge_odp(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 {
     uint32_t n = vrnic_swqe_nsge(s);
 
+    /* No key lookups per packet while no MR is on-demand. */
+    if (!core->obj.n_odp_mrs) {
+        return VRNIC_ODP_GO;
+    }
     for (uint32_t i = 0; i < n && len; i++) {
         struct vrnic_sge g = vrnic_swqe_sge(s, i);
         uint32_t glen = le32_to_cpu(g.length);
