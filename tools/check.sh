@@ -165,10 +165,12 @@ wire pair -m 100 -p 169.254.0.1,169.254.0.2 -t 106 \
 # The transport at the verbs level: RC/UC/UD operations at every size up
 # to 64 MiB with the payload verified, atomics, SRQ, inline, 3 SGEs, the
 # IBTA error statuses and the rx_qkey_mismatch counter. No capture. Then
-# dma-buf MRs between the guests, peer memory (the ivshmem BAR) included.
+# dma-buf MRs between the guests, peer memory (the ivshmem BAR) included,
+# and on-demand MRs whose pages only the peer's RDMA touches.
 guest pair_transport -n 2 -t 900 --peer-mem 16 -- \
 	"pair_transport:selftests/vrnic/pair_transport.sh" \
-	"pair_dmabuf:build/selftests/vrnic/pair_dmabuf"
+	"pair_dmabuf:build/selftests/vrnic/pair_dmabuf" \
+	"pair_odp:build/selftests/vrnic/pair_odp"
 
 # Jumbo frames: netdev MTU 9000 in both guests, so ib_core and perftest
 # use path MTU 4096 (4 KiB of payload per packet): the tools and the

@@ -81,6 +81,44 @@ static inline int vrnic_res_count(const char *type)
 	return pclose(p) ? -1 : n;
 }
 
+/* Port 1's counter name (rdma statistic show link vrnic0/1), or -1. */
+static inline long vrnic_port_counter(const char *name)
+{
+	char line[8192], *p, *save;
+	long v = -1;
+	FILE *f = popen("rdma statistic show link vrnic0/1 2>/dev/null", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		for (p = strtok_r(line, " \n", &save); p;
+		     p = strtok_r(NULL, " \n", &save)) {
+			if (!strcmp(p, name)) {
+				p = strtok_r(NULL, " \n", &save);
+				v = p ? atol(p) : -1;
+				break;
+			}
+		}
+	}
+	pclose(f);
+	return v;
+}
+
+/* Resident memory of this process, in KiB, or -1. */
+static inline long vrnic_rss_kib(void)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
 /* GID index of the port's RoCEv2 ::ffff:a.b.c.d GID, or -1. */
 static inline int vrnic_ipv4_gid_index(struct ibv_context *ctx)
 {

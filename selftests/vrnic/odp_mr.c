@@ -47,42 +47,6 @@
 			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_ON_DEMAND)
 
 /* Port 1's counter name (rdma statistic), or -1. */
-static long port_counter(const char *name)
-{
-	char line[8192], *p;
-	long v = -1;
-	FILE *f = popen("rdma statistic show link vrnic0/1 2>/dev/null", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		for (p = strtok(line, " \n"); p; p = strtok(NULL, " \n")) {
-			if (!strcmp(p, name)) {
-				p = strtok(NULL, " \n");
-				v = p ? atol(p) : -1;
-				break;
-			}
-		}
-	}
-	pclose(f);
-	return v;
-}
-
-/* Resident memory of this process, in KiB. */
-static long rss_kib(void)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld", &v) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return v;
-}
-
 static void fill(char *p, size_t len, unsigned int seed)
 {
 	for (size_t i = 0; i < len; i++)
@@ -204,16 +168,16 @@ TEST_F(odp, a_large_mr_faults_in_only_what_rdma_touches)
 {
 	const size_t len = 256ul << 20, chunk = 64 << 10;
 	const size_t at[] = { 0, len / 2 + 3 * PG, len - chunk };
-	long rss0, rss1, rss2, f0 = port_counter("odp_page_faults");
+	long rss0, rss1, rss2, f0 = vrnic_port_counter("odp_page_faults");
 	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	struct ibv_mr *mr;
 
 	ASSERT_NE(MAP_FAILED, buf);
-	rss0 = rss_kib();
+	rss0 = vrnic_rss_kib();
 	mr = ibv_reg_mr(self->pd, buf, len, ODP_ACC);
 	ASSERT_NE(NULL, mr) TH_LOG("ibv_reg_mr ODP: %s", strerror(errno));
-	rss1 = rss_kib();
+	rss1 = vrnic_rss_kib();
 	EXPECT_GT(4096, rss1 - rss0) TH_LOG("registering took %ld KiB", rss1 - rss0);
 	EXPECT_EQ(0, present_entries(mr->lkey));
 	for (int i = 0; i < 3; i++) {
@@ -222,13 +186,13 @@ TEST_F(odp, a_large_mr_faults_in_only_what_rdma_touches)
 					       buf + at[i], mr->rkey));
 		EXPECT_EQ(0, memcmp(buf + at[i], self->src, chunk));
 	}
-	rss2 = rss_kib();
+	rss2 = vrnic_rss_kib();
 	TH_LOG("RSS %ld KiB, +%ld registering, +%ld after 3 x 64 KiB; %ld faults",
 	       rss0, rss1 - rss0, rss2 - rss1,
-	       port_counter("odp_page_faults") - f0);
+	       vrnic_port_counter("odp_page_faults") - f0);
 	EXPECT_GT(16384, rss2 - rss0);
 	EXPECT_EQ(3 * chunk / PG, present_entries(mr->lkey));
-	EXPECT_LT(f0, port_counter("odp_page_faults"));
+	EXPECT_LT(f0, vrnic_port_counter("odp_page_faults"));
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
 	munmap(buf, len);
 }
@@ -238,7 +202,7 @@ TEST_F(odp, madvise_dontneed_drops_pages_and_the_next_write_lands)
 	const size_t len = 1 << 20;
 	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	long inv0 = port_counter("odp_invalidations");
+	long inv0 = vrnic_port_counter("odp_invalidations");
 	struct ibv_mr *mr;
 
 	ASSERT_NE(MAP_FAILED, buf);
@@ -249,7 +213,7 @@ TEST_F(odp, madvise_dontneed_drops_pages_and_the_next_write_lands)
 		  rdma(self, IBV_WR_RDMA_WRITE, 0, len, buf, mr->rkey));
 	EXPECT_EQ(0, memcmp(buf, self->src, len));
 	ASSERT_EQ(0, madvise(buf, len, MADV_DONTNEED));
-	EXPECT_LT(inv0, port_counter("odp_invalidations"));
+	EXPECT_LT(inv0, vrnic_port_counter("odp_invalidations"));
 	EXPECT_EQ(0, present_entries(mr->lkey));
 	for (size_t i = 0; i < len; i += PG)
 		ASSERT_EQ(0, buf[i]);
@@ -397,7 +361,7 @@ TEST_F(odp, traffic_goes_on_while_other_pages_are_zapped)
 	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct zapper z = { .base = buf, .npages = npages };
-	long inv0 = port_counter("odp_invalidations");
+	long inv0 = vrnic_port_counter("odp_invalidations");
 	struct ibv_mr *mr;
 	pthread_t t;
 	int bad = 0;
@@ -429,9 +393,9 @@ TEST_F(odp, traffic_goes_on_while_other_pages_are_zapped)
 	atomic_store(&z.stop, true);
 	pthread_join(t, NULL);
 	TH_LOG("%ld zap rounds, %ld invalidations", z.rounds,
-	       port_counter("odp_invalidations") - inv0);
+	       vrnic_port_counter("odp_invalidations") - inv0);
 	EXPECT_EQ(0, bad);
-	EXPECT_LT(inv0, port_counter("odp_invalidations"));
+	EXPECT_LT(inv0, vrnic_port_counter("odp_invalidations"));
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
 	munmap(buf, len);
 }
@@ -480,11 +444,11 @@ TEST_F(odp, faults_and_time_against_a_pinned_mr)
 	omr = ibv_reg_mr(self->pd, obuf, len, ODP_ACC);
 	pmr = ibv_reg_mr(self->pd, pbuf, len, ODP_ACC & ~IBV_ACCESS_ON_DEMAND);
 	ASSERT_TRUE(omr && pmr);
-	f0 = port_counter("odp_page_faults");
+	f0 = vrnic_port_counter("odp_page_faults");
 	cold = write_us(self, obuf, PG, omr->rkey, n, &failed);
-	f1 = port_counter("odp_page_faults");
+	f1 = vrnic_port_counter("odp_page_faults");
 	warm = write_us(self, obuf, PG, omr->rkey, n, &failed);
-	f2 = port_counter("odp_page_faults");
+	f2 = vrnic_port_counter("odp_page_faults");
 	pinned = write_us(self, pbuf, PG, pmr->rkey, n, &failed);
 	TH_LOG("64-byte WRITE, median of %d: first touch %.0f us (%ld faults), "
 	       "warm %.0f us (%ld faults), pinned %.0f us", n, cold, f1 - f0,
@@ -492,7 +456,7 @@ TEST_F(odp, faults_and_time_against_a_pinned_mr)
 	EXPECT_EQ(0, failed);
 	EXPECT_EQ(n, f1 - f0);		/* one per page touched */
 	EXPECT_EQ(0, f2 - f1);		/* none once they are mapped */
-	EXPECT_EQ(0, port_counter("odp_page_faults") - f2);
+	EXPECT_EQ(0, vrnic_port_counter("odp_page_faults") - f2);
 	EXPECT_EQ(0, ibv_dereg_mr(omr));
 	EXPECT_EQ(0, ibv_dereg_mr(pmr));
 	munmap(obuf, len);

@@ -35,15 +35,8 @@
  *   -b  add the bandwidth case to each exporter (both nodes: the same -b)
  */
 #define _GNU_SOURCE
-#include <infiniband/verbs.h>
-#include <stdio.h>
-
-#include "kselftest.h"
-#include "common.h"
-#include "ctl.h"
 #include "dbuf.h"
-#include "verdict.h"
-#include "qp.h"
+#include "pair.h"
 
 #define CTL_PORT	7473
 #define DBUF		(1 << 20)		/* each node's dma-buf */
@@ -55,27 +48,6 @@
 #define GUARD		0x5a
 #define OP_MS		20000
 
-/* Every control message (both guests are x86-64: no byte swapping). */
-struct msg {
-	uint32_t ok;
-	uint32_t qpn;
-	uint32_t psn;
-	uint32_t rkey;
-	uint64_t seed;
-	uint8_t gid[16];
-	char note[VERDICT_NOTE_LEN];
-};
-
-struct ctx {
-	struct ibv_context *dev;
-	struct ibv_pd *pd;
-	int gid_index;
-	union ibv_gid gid;
-	struct in_addr peer_ip;
-	bool server;		/* node 1: the responder */
-	int sock;		/* the control connection, -1 once lost */
-};
-
 /* One exporter's end of the connection. */
 struct side {
 	const char *exporter;
@@ -86,30 +58,6 @@ struct side {
 	uint32_t peer_rkey;
 	uint64_t seed;		/* the responder's: both sides use it */
 };
-
-static bool xchg(struct ctx *c, struct msg *out, struct msg *in)
-{
-	return ctl_io(&c->sock, out, sizeof(*out), true) &&
-	       ctl_io(&c->sock, in, sizeof(*in), false);
-}
-
-/* A meeting point: true when both sides are still fine. */
-static bool step(struct ctx *c, struct verdict *v)
-{
-	struct msg out = { .ok = v->ok }, in;
-
-	if (!xchg(c, &out, &in)) {
-		fail(v, "control connection lost");
-		return false;
-	}
-	return v->ok && in.ok;
-}
-
-/* Byte k of the data with this seed. */
-static uint8_t pat(uint64_t seed, size_t k)
-{
-	return (uint8_t)(mix(seed + k / 8) >> (k % 8 * 8));
-}
 
 static void *io_addr(size_t off)
 {
@@ -139,7 +87,7 @@ static void put_pattern(struct side *s, size_t off, size_t len,
 	uint8_t *p = malloc(len);
 
 	for (size_t k = 0; p && k < len; k++)
-		p[k] = pat(seed, k);
+		p[k] = pair_pat(seed, k);
 	if (p)
 		put(s, off, p, len, v);
 	else
@@ -178,7 +126,7 @@ static bool same(struct side *s, size_t off, size_t len, uint64_t seed,
 	}
 	dbuf_cpu(&s->d, true, false);
 	for (size_t k = 0; ok && k < len; k++) {
-		uint8_t w = want ? want[k] : pat(seed, k);
+		uint8_t w = want ? want[k] : pair_pat(seed, k);
 		uint8_t m = s->d.map[MR_OFF + off + k];
 
 		if (m != w || (host && host[k] != w)) {
@@ -242,7 +190,7 @@ static int post_atomic(struct side *s, enum ibv_wr_opcode op, size_t loff,
 #define R_ROFF	(8192 + 3)
 #define R_LOFF	5
 
-static void case_write(struct ctx *c, struct side *s, struct verdict *v)
+static void case_write(struct pair_ctx *c, struct side *s, struct verdict *v)
 {
 	uint64_t seed = s->seed + 1;
 
@@ -250,7 +198,7 @@ static void case_write(struct ctx *c, struct side *s, struct verdict *v)
 		put_guard(s, W_ROFF - 1, BULK + 2, v);
 	else
 		put_pattern(s, W_LOFF, BULK, seed, v);
-	if (!step(c, v))
+	if (!pair_step(c, v))
 		return;
 	if (!c->server) {
 		if (qp_post_one(s->qp, IBV_WR_RDMA_WRITE, s->mr,
@@ -260,14 +208,14 @@ static void case_write(struct ctx *c, struct side *s, struct verdict *v)
 		else
 			completes(s, IBV_WC_RDMA_WRITE, 0, "WRITE", v);
 	}
-	if (!step(c, v) || !c->server)
+	if (!pair_step(c, v) || !c->server)
 		return;
 	same(s, W_ROFF, BULK, seed, NULL, "written data", v);
 	guard_intact(s, W_ROFF - 1, "the byte before", v);
 	guard_intact(s, W_ROFF + BULK, "the byte after", v);
 }
 
-static void case_read(struct ctx *c, struct side *s, struct verdict *v)
+static void case_read(struct pair_ctx *c, struct side *s, struct verdict *v)
 {
 	uint64_t seed = s->seed + 2;
 
@@ -275,7 +223,7 @@ static void case_read(struct ctx *c, struct side *s, struct verdict *v)
 		put_pattern(s, R_ROFF, BULK, seed, v);
 	else
 		put_guard(s, R_LOFF - 1, BULK + 2, v);
-	if (!step(c, v) || c->server)
+	if (!pair_step(c, v) || c->server)
 		return;
 	if (qp_post_one(s->qp, IBV_WR_RDMA_READ, s->mr, io_addr(R_LOFF),
 			BULK, MR_IOVA + R_ROFF, s->peer_rkey, 0, 2))
@@ -286,7 +234,7 @@ static void case_read(struct ctx *c, struct side *s, struct verdict *v)
 	guard_intact(s, R_LOFF + BULK, "the byte after", v);
 }
 
-static void case_send(struct ctx *c, struct side *s, struct verdict *v)
+static void case_send(struct pair_ctx *c, struct side *s, struct verdict *v)
 {
 	uint64_t seed = s->seed + 3;
 
@@ -297,7 +245,7 @@ static void case_send(struct ctx *c, struct side *s, struct verdict *v)
 	} else {
 		put_pattern(s, 0, SEND_LEN, seed, v);
 	}
-	if (!step(c, v))
+	if (!pair_step(c, v))
 		return;
 	if (!c->server) {
 		if (qp_post_one(s->qp, IBV_WR_SEND, s->mr, io_addr(0),
@@ -316,7 +264,7 @@ static void case_send(struct ctx *c, struct side *s, struct verdict *v)
 
 #define A_ROFF	4096		/* the word, 8-byte aligned */
 
-static void case_atomics(struct ctx *c, struct side *s, struct verdict *v)
+static void case_atomics(struct pair_ctx *c, struct side *s, struct verdict *v)
 {
 	const uint64_t v0 = mix(s->seed + 4), v1 = mix(s->seed + 5);
 	const uint64_t add = 0x100000001ull, ends = v1 + add;
@@ -326,7 +274,7 @@ static void case_atomics(struct ctx *c, struct side *s, struct verdict *v)
 		put(s, A_ROFF, &v0, 8, v);
 	else
 		put_guard(s, 0, 16, v);
-	if (!step(c, v))
+	if (!pair_step(c, v))
 		return;
 	if (!c->server) {
 		if (post_atomic(s, IBV_WR_ATOMIC_CMP_AND_SWP, 0,
@@ -341,7 +289,7 @@ static void case_atomics(struct ctx *c, struct side *s, struct verdict *v)
 			same(s, 0, 16, 0, (const uint8_t *)got,
 			     "the original values returned", v);
 	}
-	if (!step(c, v) || !c->server)
+	if (!pair_step(c, v) || !c->server)
 		return;
 	same(s, A_ROFF, 8, 0, (const uint8_t *)&ends, "the word after", v);
 }
@@ -401,13 +349,13 @@ static double stream(struct side *s, enum ibv_wr_opcode op,
  * registers a buffer as large as the dma-buf and sends its address and
  * rkey, then waits while the requester streams into and out of both.
  */
-static void case_bandwidth(struct ctx *c, struct side *s, struct verdict *v)
+static void case_bandwidth(struct pair_ctx *c, struct side *s, struct verdict *v)
 {
 	const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			IBV_ACCESS_REMOTE_READ;
 	char *buf = aligned_alloc(4096, MR_LEN);
 	struct ibv_mr *mr = buf ? ibv_reg_mr(c->pd, buf, MR_LEN, acc) : NULL;
-	struct msg me = { .ok = !!mr }, peer;
+	struct pair_msg me = { .ok = !!mr }, peer;
 	const struct {
 		const char *target, *op;
 		enum ibv_wr_opcode opcode;
@@ -425,14 +373,14 @@ static void case_bandwidth(struct ctx *c, struct side *s, struct verdict *v)
 		memset(buf, 0, MR_LEN);
 	if (mr) {
 		me.rkey = mr->rkey;
-		me.seed = (uintptr_t)buf;
+		me.addr = (uintptr_t)buf;
 	}
-	if (!xchg(c, &me, &peer)) {
+	if (!pair_xchg(c, &me, &peer)) {
 		fail(v, "control connection lost");
 	} else if (!c->server && v->ok && peer.ok) {
 		for (size_t i = 0; i < ARRAY_SIZE(runs) && v->ok; i++) {
 			double mbs = stream(s, runs[i].opcode, mr, buf,
-					    runs[i].dmabuf ? MR_IOVA : peer.seed,
+					    runs[i].dmabuf ? MR_IOVA : peer.addr,
 					    runs[i].dmabuf ? s->peer_rkey :
 							     peer.rkey, v);
 
@@ -442,7 +390,7 @@ static void case_bandwidth(struct ctx *c, struct side *s, struct verdict *v)
 					       BW_MSG, mbs);
 		}
 	}
-	step(c, v);
+	pair_step(c, v);
 	if (mr)
 		ibv_dereg_mr(mr);
 	free(buf);
@@ -450,7 +398,7 @@ static void case_bandwidth(struct ctx *c, struct side *s, struct verdict *v)
 
 static const struct {
 	const char *name;
-	void (*run)(struct ctx *c, struct side *s, struct verdict *v);
+	void (*run)(struct pair_ctx *c, struct side *s, struct verdict *v);
 } cases[] = {
 	{ "RDMA WRITE from a dma-buf into the peer's", case_write },
 	{ "RDMA READ from the peer's dma-buf into one", case_read },
@@ -482,19 +430,11 @@ static void side_close(struct side *s)
 }
 
 /* The dma-buf, its MR and a connected RC QP; the peer's rkey and seed. */
-static bool side_open(struct ctx *c, struct side *s, struct verdict *v)
+static bool side_open(struct pair_ctx *c, struct side *s, struct verdict *v)
 {
 	const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	struct ibv_qp_init_attr ia = {
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
-	const struct rc_knobs k = { .timeout = 18, .retry_cnt = 7,
-				    .rnr_retry = 7, .min_rnr_timer = 12 };
-	struct msg me = { 0 }, peer;
-	struct ibv_ah_attr ah;
+	struct pair_msg me = { .seed = rand64() }, peer;
 	int err;
 
 	err = dbuf_open(&s->d, dbuf_exporter(s->exporter), DBUF);
@@ -506,60 +446,17 @@ static bool side_open(struct ctx *c, struct side *s, struct verdict *v)
 					  s->d.fd, acc);
 		if (!s->mr)
 			fail(v, "ibv_reg_dmabuf_mr: %s", strerror(errno));
-		s->cq = ibv_create_cq(c->dev, 16, NULL, NULL, 0);
-		ia.send_cq = ia.recv_cq = s->cq;
-		s->qp = s->cq ? ibv_create_qp(c->pd, &ia) : NULL;
-		if (!s->qp)
-			fail(v, "ibv_create_cq/ibv_create_qp: %s",
-			     strerror(errno));
 		else
-			qp_to_init(s->qp, v);
+			me.rkey = s->mr->rkey;
 	}
-	me.ok = v->ok;
-	if (v->ok) {
-		me.qpn = s->qp->qp_num;
-		me.psn = c->server ? 300 : 400;
-		me.rkey = s->mr->rkey;
-		me.seed = rand64();
-		memcpy(me.gid, c->gid.raw, 16);
-	}
-	if (!xchg(c, &me, &peer)) {
-		fail(v, "control connection lost");
+	if (!pair_qp(c, &s->cq, &s->qp, &me, &peer, v))
 		return false;
-	}
-	if (!v->ok || !peer.ok) {
-		if (v->ok)
-			fail(v, "the peer's setup failed");
-		return false;
-	}
 	s->peer_rkey = peer.rkey;
 	s->seed = c->server ? me.seed : peer.seed;
-	roce_ah_attr(&ah, peer.gid, c->gid_index);
-	qp_to_rts(s->qp, &ah, peer.qpn, peer.psn, me.psn, &k, v);
-	return step(c, v);
+	return true;
 }
 
-/* Both sides print one result with both sides' reasons. */
-static void finish(struct ctx *c, const char *name, struct verdict *v)
-{
-	struct msg me = { .ok = v->ok }, peer = { 0 };
-	bool got;
-
-	snprintf(me.note, sizeof(me.note), "%s", v->note);
-	got = xchg(c, &me, &peer);
-	peer.note[sizeof(peer.note) - 1] = 0;
-	if (v->note[0])
-		ksft_print_msg("%s: %s\n", c->server ? "responder" : "requester",
-			       v->note);
-	if (!got)
-		ksft_print_msg("no verdict from the peer\n");
-	else if (peer.note[0])
-		ksft_print_msg("%s: %s\n", c->server ? "requester" : "responder",
-			       peer.note);
-	ksft_test_result(v->ok && got && peer.ok, "%s\n", name);
-}
-
-static void run_exporter(struct ctx *c, const char *exporter)
+static void run_exporter(struct pair_ctx *c, const char *exporter)
 {
 	struct side s = { .exporter = exporter };
 	struct verdict setup = { .ok = true };
@@ -580,38 +477,15 @@ static void run_exporter(struct ctx *c, const char *exporter)
 			cases[i].run(c, &s, &v);
 		else
 			v = setup;
-		finish(c, name, &v);
+		pair_finish(c, name, &v);
 	}
 	side_close(&s);
-}
-
-static bool setup_device(struct ctx *c)
-{
-	const char *peer = getenv("VRNIC_PEER_IP");
-
-	if (!peer || inet_pton(AF_INET, peer, &c->peer_ip) != 1) {
-		ksft_print_msg("VRNIC_PEER_IP not set: run in a tools/vm -n 2 guest\n");
-		return false;
-	}
-	c->dev = vrnic_open();
-	c->pd = c->dev ? ibv_alloc_pd(c->dev) : NULL;
-	if (!c->pd) {
-		ksft_print_msg("no vrnic device or no PD\n");
-		return false;
-	}
-	c->gid_index = vrnic_wait_ipv4_gid(c->dev, now() + 30, &c->gid);
-	if (c->gid_index < 0) {
-		ksft_print_msg("no RoCEv2 IPv4 GID on port 1\n");
-		return false;
-	}
-	return true;
 }
 
 int main(int argc, char **argv)
 {
 	char list[128] = "dma_heap,udmabuf,ivshmem", *exp[8], *save;
-	const char *node = getenv("VRNIC_NODE");
-	struct ctx c = { .sock = -1 };
+	struct pair_ctx c = { .sock = -1 };
 	unsigned int nexp = 0;
 	bool header = true;
 	uint64_t fp = 0;
@@ -644,18 +518,8 @@ int main(int argc, char **argv)
 	} else {
 		ksft_plan = nexp * ncases();
 	}
-	c.server = node && !strcmp(node, "1");
-	ksft_print_msg("node %s: %s\n", node ? node : "?",
-		       c.server ? "responder (server)" : "requester (client)");
-
-	if (setup_device(&c) &&
-	    ctl_connect(&c.sock, c.server, c.peer_ip, CTL_PORT, "no requester")) {
-		/* Both sides must walk the same list. */
-		struct msg me = { .seed = fp }, peer;
-
-		if (xchg(&c, &me, &peer) && peer.seed != fp)
-			ctl_lost(&c.sock, "the peer runs another list of exporters");
-	}
+	/* Both sides must walk the same list. */
+	pair_setup(&c, CTL_PORT, fp);
 	for (unsigned int i = 0; i < nexp; i++)
 		run_exporter(&c, exp[i]);
 	if (c.sock >= 0)

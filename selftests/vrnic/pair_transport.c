@@ -73,6 +73,7 @@
 #include "kselftest.h"
 #include "common.h"
 #include "ctl.h"
+#include "pair.h"
 #include "qp.h"
 #include "verdict.h"
 
@@ -368,15 +369,7 @@ static void finish(struct ctx *c, const char *name, struct verdict *v)
 		      ctl_recv(c, &peer, MSG_RESULT);
 	}
 	c->have_peer_result = false;
-	if (v->note[0])
-		ksft_print_msg("%s: %s\n", c->server ? "responder" : "requester",
-			       v->note);
-	if (!got)
-		ksft_print_msg("no verdict from the peer\n");
-	else if (peer.note[0])
-		ksft_print_msg("%s: %s\n", c->server ? "requester" : "responder",
-			       peer.note);
-	ksft_test_result(v->ok && got && peer.ok, "%s\n", name);
+	pair_report(c->server, name, v, got, peer.ok, peer.note);
 }
 
 /* ---- data: a pattern any byte of which can be computed on its own ------- */
