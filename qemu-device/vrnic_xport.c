@@ -201,25 +201,27 @@ struct vrnic_sge vrnic_swqe_sge(const VrnicSwqe *s, uint32_t i)
 }
 
 /*
- * Copy [off, off + len) of the message from (write = false) or to the
- * local SGEs. The keys were checked when the WQE started; they are looked
- * up again, so an MR deregistered meanwhile fails the access.
+ * Walk [off, off + len) of the message over the local SGEs: each SGE's part
+ * in it, its key checked for the access (LOCAL_WRITE for a write), goes to
+ * fn with the MR, its address, its length and how much of the SGE is left
+ * from there. A key that fails ends the walk with bad_key, fn's non-zero
+ * answer with that answer; -1 if the SGEs end before the range.
  */
-bool vrnic_sge_rw(VrnicCore *core, const VrnicQp *qp,
-                  const VrnicSwqe *s, uint64_t off, uint8_t *buf,
-                  uint32_t len, bool write)
+typedef int (*VrnicSgeFn)(VrnicCore *core, VrnicMr *mr, uint64_t addr,
+                          uint32_t chunk, uint32_t rest, void *arg);
+
+static int vrnic_sge_walk(VrnicCore *core, const VrnicQp *qp,
+                          const VrnicSwqe *s, uint64_t off, uint32_t len,
+                          bool write, int bad_key, VrnicSgeFn fn, void *arg)
 {
     uint32_t n = vrnic_swqe_nsge(s);
 
-    if (s->hdr.flags & VRNIC_WQE_FLAG_INLINE) {
-        memcpy(buf, s->raw + s->data_off + off, len);
-        return true;
-    }
     for (uint32_t i = 0; i < n && len; i++) {
         struct vrnic_sge g = vrnic_swqe_sge(s, i);
         uint32_t glen = le32_to_cpu(g.length);
         uint32_t chunk;
         VrnicMr *mr;
+        int r;
 
         if (off >= glen) {
             off -= glen;
@@ -228,16 +230,68 @@ bool vrnic_sge_rw(VrnicCore *core, const VrnicQp *qp,
         chunk = MIN(glen - off, len);
         if (vrnic_mr_check(core, le32_to_cpu(g.lkey), qp->pdn,
                            write ? VRNIC_ACCESS_LOCAL_WRITE : 0,
-                           le64_to_cpu(g.addr) + off, chunk, &mr) ||
-            !vrnic_mr_rw(core, mr, le64_to_cpu(g.addr) + off, buf, chunk,
-                         write)) {
-            return false;
+                           le64_to_cpu(g.addr) + off, chunk, &mr)) {
+            return bad_key;
         }
-        buf += chunk;
+        r = fn(core, mr, le64_to_cpu(g.addr) + off, chunk, glen - off, arg);
+        if (r) {
+            return r;
+        }
         len -= chunk;
         off = 0;
     }
-    return len == 0;
+    return len ? -1 : 0;
+}
+
+typedef struct VrnicSgeCopy {
+    uint8_t *buf;
+    bool write;
+} VrnicSgeCopy;
+
+static int vrnic_sge_copy(VrnicCore *core, VrnicMr *mr, uint64_t addr,
+                          uint32_t chunk, uint32_t rest, void *arg)
+{
+    VrnicSgeCopy *c = arg;
+
+    if (!vrnic_mr_rw(core, mr, addr, c->buf, chunk, c->write)) {
+        return -1;
+    }
+    c->buf += chunk;
+    return 0;
+}
+
+/*
+ * Copy [off, off + len) of the message from (write = false) or to the
+ * local SGEs. The keys were checked when the WQE started; they are looked
+ * up again, so an MR deregistered meanwhile fails the access.
+ */
+bool vrnic_sge_rw(VrnicCore *core, const VrnicQp *qp,
+                  const VrnicSwqe *s, uint64_t off, uint8_t *buf,
+                  uint32_t len, bool write)
+{
+    VrnicSgeCopy c = { .buf = buf, .write = write };
+
+    if (s->hdr.flags & VRNIC_WQE_FLAG_INLINE) {
+        memcpy(buf, s->raw + s->data_off + off, len);
+        return true;
+    }
+    return !vrnic_sge_walk(core, qp, s, off, len, write, -1, vrnic_sge_copy,
+                           &c);
+}
+
+typedef struct VrnicSgeOdp {
+    uint32_t qpn;
+    VrnicQp *qp;
+    bool write;
+} VrnicSgeOdp;
+
+static int vrnic_sge_odp_one(VrnicCore *core, VrnicMr *mr, uint64_t addr,
+                             uint32_t chunk, uint32_t rest, void *arg)
+{
+    VrnicSgeOdp *o = arg;
+
+    return vrnic_odp_access(core, o->qpn, o->qp, mr, addr, chunk, rest,
+                            o->write, false);
 }
 
 /*
@@ -249,38 +303,16 @@ VrnicOdpRes vrnic_sge_odp(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                           const VrnicSwqe *s, uint64_t off, uint32_t len,
                           bool write)
 {
-    uint32_t n = vrnic_swqe_nsge(s);
+    VrnicSgeOdp o = { .qpn = qpn, .qp = qp, .write = write };
+    int r;
 
     /* No key lookups per packet while no MR is on-demand. */
     if (!core->obj.n_odp_mrs) {
         return VRNIC_ODP_GO;
     }
-    for (uint32_t i = 0; i < n && len; i++) {
-        struct vrnic_sge g = vrnic_swqe_sge(s, i);
-        uint32_t glen = le32_to_cpu(g.length);
-        uint32_t chunk;
-        VrnicOdpRes r;
-        VrnicMr *mr;
-
-        if (off >= glen) {
-            off -= glen;
-            continue;
-        }
-        chunk = MIN(glen - off, len);
-        if (vrnic_mr_check(core, le32_to_cpu(g.lkey), qp->pdn,
-                           write ? VRNIC_ACCESS_LOCAL_WRITE : 0,
-                           le64_to_cpu(g.addr) + off, chunk, &mr)) {
-            return VRNIC_ODP_GO;
-        }
-        r = vrnic_odp_access(core, qpn, qp, mr, le64_to_cpu(g.addr) + off,
-                             chunk, glen - off, write, false);
-        if (r != VRNIC_ODP_GO) {
-            return r;
-        }
-        len -= chunk;
-        off = 0;
-    }
-    return VRNIC_ODP_GO;
+    r = vrnic_sge_walk(core, qp, s, off, len, write, VRNIC_ODP_GO,
+                       vrnic_sge_odp_one, &o);
+    return r > 0 ? r : VRNIC_ODP_GO;
 }
 
 /*
