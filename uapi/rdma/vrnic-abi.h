@@ -122,4 +122,38 @@ enum vrnic_ib_alloc_dm_attrs {
 	VRNIC_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET = (1U << UVERBS_ID_NS_SHIFT),
 };
 
+/*
+ * Object sharing between processes (ibv_import_device, ibv_import_pd,
+ * ibv_import_dm; ibv_import_mr needs only the core's QUERY_MR). A process
+ * that received another's command fd rebuilds its view of the shared
+ * context and objects from these queries instead of creating them.
+ *
+ * QUERY_CONTEXT answers RESP_UCTX with the struct alloc_ucontext returned
+ * (the same doorbell page and mmap key: the context is the same one).
+ */
+enum vrnic_ib_query_context_attrs {
+	VRNIC_IB_ATTR_QUERY_CONTEXT_RESP_UCTX = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+/* PD_QUERY: the device's number of the PD behind a handle. */
+enum vrnic_ib_pd_methods {
+	VRNIC_IB_METHOD_PD_QUERY = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum vrnic_ib_query_pd_attrs {
+	VRNIC_IB_ATTR_QUERY_PD_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	VRNIC_IB_ATTR_QUERY_PD_RESP_PDN,		/* __u32 */
+};
+
+/* DM_QUERY: what alloc_dm returned for the allocation behind a handle. */
+enum vrnic_ib_dm_methods {
+	VRNIC_IB_METHOD_DM_QUERY = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum vrnic_ib_query_dm_attrs {
+	VRNIC_IB_ATTR_QUERY_DM_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	VRNIC_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET,	/* __u64 */
+	VRNIC_IB_ATTR_QUERY_DM_RESP_LENGTH,		/* __u64 */
+};
+
 #endif /* VRNIC_ABI_USER_H */

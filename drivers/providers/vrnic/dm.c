@@ -10,6 +10,7 @@
  * refused with EINVAL and nothing is copied.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -134,6 +135,72 @@ struct ibv_dm *vrnic_alloc_dm(struct ibv_context *ibvctx,
 	dm->vdm.dm.memcpy_to_dm = vrnic_memcpy_to_dm;
 	dm->vdm.dm.memcpy_from_dm = vrnic_memcpy_from_dm;
 	return &dm->vdm.dm;
+}
+
+/*
+ * ibv_import_dm(): an allocation of the shared context. The kernel says
+ * where alloc_dm put it (the mmap offset) and how long it is; this process
+ * maps the same pages, which stay allocated until every mapping is gone.
+ */
+struct ibv_dm *vrnic_import_dm(struct ibv_context *ibvctx, uint32_t dm_handle)
+{
+	DECLARE_COMMAND_BUFFER(cmdb, UVERBS_OBJECT_DM, VRNIC_IB_METHOD_DM_QUERY,
+			       3);
+	struct vrnic_dev *dev = to_vrnic_dev(ibvctx->device);
+	uint64_t mmap_offset, length;
+	struct vrnic_dm *dm;
+	int err;
+
+	dm = calloc(1, sizeof(*dm));
+	if (!dm) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	fill_attr_in_obj(cmdb, VRNIC_IB_ATTR_QUERY_DM_HANDLE, dm_handle);
+	fill_attr_out_ptr(cmdb, VRNIC_IB_ATTR_QUERY_DM_RESP_MMAP_OFFSET,
+			  &mmap_offset);
+	fill_attr_out_ptr(cmdb, VRNIC_IB_ATTR_QUERY_DM_RESP_LENGTH, &length);
+	err = execute_ioctl(ibvctx, cmdb);
+	if (err) {
+		verbs_debug(verbs_get_ctx(ibvctx),
+			    "import_dm handle %u failed: %d\n", dm_handle, err);
+		goto err_free;
+	}
+	if (!length || length > SIZE_MAX - dev->pg_sz) {
+		err = EPROTO;
+		goto err_free;
+	}
+
+	dm->length = length;
+	dm->map_len = align(length, dev->pg_sz);
+	dm->va = mmap(NULL, dm->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      ibvctx->cmd_fd, mmap_offset);
+	if (dm->va == MAP_FAILED) {
+		err = errno;
+		verbs_err(verbs_get_ctx(ibvctx),
+			  "imported device memory mmap failed: %d\n", err);
+		goto err_free;
+	}
+	dm->vdm.dm.context = ibvctx;
+	dm->vdm.dm.memcpy_to_dm = vrnic_memcpy_to_dm;
+	dm->vdm.dm.memcpy_from_dm = vrnic_memcpy_from_dm;
+	dm->vdm.dm.comp_mask = IBV_DM_MASK_HANDLE;
+	dm->vdm.handle = dm->vdm.dm.handle = dm_handle;
+	return &dm->vdm.dm;
+
+err_free:
+	free(dm);
+	errno = err;
+	return NULL;
+}
+
+/* The allocation stays; this process's mapping of it goes. */
+void vrnic_unimport_dm(struct ibv_dm *ibdm)
+{
+	struct vrnic_dm *dm = to_vrnic_dm(ibdm);
+
+	munmap(dm->va, dm->map_len);
+	free(dm);
 }
 
 int vrnic_free_dm(struct ibv_dm *ibdm)

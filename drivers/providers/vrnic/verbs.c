@@ -109,6 +109,74 @@ struct ibv_pd *vrnic_alloc_pd(struct ibv_context *ibvctx)
 	return pd;
 }
 
+/*
+ * ibv_import_pd(): a PD of the shared context (another process created it,
+ * see vrnic_import_context). The kernel resolves the handle, so a stale or
+ * foreign one fails here rather than at first use; nothing else is kept.
+ */
+struct ibv_pd *vrnic_import_pd(struct ibv_context *ibvctx, uint32_t pd_handle)
+{
+	DECLARE_COMMAND_BUFFER(cmdb, UVERBS_OBJECT_PD, VRNIC_IB_METHOD_PD_QUERY,
+			       2);
+	struct ibv_pd *pd;
+	uint32_t pdn;
+	int err;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	fill_attr_in_obj(cmdb, VRNIC_IB_ATTR_QUERY_PD_HANDLE, pd_handle);
+	fill_attr_out_ptr(cmdb, VRNIC_IB_ATTR_QUERY_PD_RESP_PDN, &pdn);
+	err = execute_ioctl(ibvctx, cmdb);
+	if (err) {
+		verbs_debug(verbs_get_ctx(ibvctx),
+			    "import_pd handle %u failed: %d\n", pd_handle, err);
+		free(pd);
+		errno = err;
+		return NULL;
+	}
+	verbs_debug(verbs_get_ctx(ibvctx), "imported pd handle %u: pdn %u\n",
+		    pd_handle, pdn);
+	pd->context = ibvctx;
+	pd->handle = pd_handle;
+	return pd;
+}
+
+/* The PD stays; only this process's view of it goes. */
+void vrnic_unimport_pd(struct ibv_pd *pd)
+{
+	free(pd);
+}
+
+/* ibv_import_mr(): keys and length from the core's QUERY_MR, addr NULL. */
+struct ibv_mr *vrnic_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_query_mr(pd, vmr, mr_handle);
+	if (err) {
+		verbs_debug(verbs_get_ctx(pd->context),
+			    "import_mr handle %u failed: %d\n", mr_handle, err);
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+void vrnic_unimport_mr(struct ibv_mr *mr)
+{
+	free(verbs_get_mr(mr));
+}
+
 /* The parent domain ibvpd is, or NULL. Called with qp_table_mutex held. */
 static struct vrnic_parent_domain *
 vrnic_find_parent_domain(struct vrnic_context *ctx, struct ibv_pd *ibvpd)

@@ -28,6 +28,10 @@ struct ibv_pd *
 vrnic_alloc_parent_domain(struct ibv_context *ibvctx,
 			  struct ibv_parent_domain_init_attr *attr);
 int vrnic_dealloc_pd(struct ibv_pd *ibvpd);
+struct ibv_pd *vrnic_import_pd(struct ibv_context *ibvctx, uint32_t pd_handle);
+void vrnic_unimport_pd(struct ibv_pd *pd);
+struct ibv_mr *vrnic_import_mr(struct ibv_pd *pd, uint32_t mr_handle);
+void vrnic_unimport_mr(struct ibv_mr *mr);
 struct vrnic_parent_domain *vrnic_parent_domain_get(struct vrnic_context *ctx,
 						    struct ibv_pd *ibvpd);
 void vrnic_parent_domain_put(struct vrnic_context *ctx,
@@ -59,6 +63,8 @@ int vrnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 /* dm.c */
 struct ibv_dm *vrnic_alloc_dm(struct ibv_context *ibvctx,
 			      struct ibv_alloc_dm_attr *attr);
+struct ibv_dm *vrnic_import_dm(struct ibv_context *ibvctx, uint32_t dm_handle);
+void vrnic_unimport_dm(struct ibv_dm *ibdm);
 int vrnic_free_dm(struct ibv_dm *ibvdm);
 struct ibv_mr *vrnic_reg_dm_mr(struct ibv_pd *ibvpd, struct ibv_dm *ibvdm,
 			       uint64_t dm_offset, size_t length,

@@ -60,6 +60,9 @@ static const struct verbs_context_ops vrnic_ctx_ops = {
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = vrnic_free_context,
 	.free_dm = vrnic_free_dm,
+	.import_dm = vrnic_import_dm,
+	.import_mr = vrnic_import_mr,
+	.import_pd = vrnic_import_pd,
 	.modify_cq = vrnic_modify_cq,
 	.modify_qp = vrnic_modify_qp,
 	.modify_srq = vrnic_modify_srq,
@@ -77,6 +80,9 @@ static const struct verbs_context_ops vrnic_ctx_ops = {
 	.req_notify_cq = vrnic_req_notify_cq,
 	.rereg_mr = vrnic_rereg_mr,
 	.resize_cq = vrnic_resize_cq,
+	.unimport_dm = vrnic_unimport_dm,
+	.unimport_mr = vrnic_unimport_mr,
+	.unimport_pd = vrnic_unimport_pd,
 };
 
 /*
@@ -88,7 +94,7 @@ static const struct verbs_context_ops vrnic_ctx_ops = {
  * queue creation then fails with EOPNOTSUPP.
  */
 static int vrnic_map_db(struct vrnic_context *ctx,
-			const struct vrnic_get_context_resp *resp)
+			const struct vrnic_alloc_ucontext_resp *resp)
 {
 	size_t pg_sz = to_vrnic_dev(ctx->ibvctx.context.device)->pg_sz;
 	void *db;
@@ -120,6 +126,53 @@ static void vrnic_unmap_db(struct vrnic_context *ctx)
 	ctx->db = NULL;
 }
 
+/*
+ * Everything a context needs past the kernel's answer to alloc_ucontext
+ * (or, for an imported one, QUERY_CONTEXT): the doorbell page, the QP
+ * table, the ops and the device's limits. On failure the caller frees ctx.
+ */
+static int vrnic_context_setup(struct vrnic_context *ctx,
+			       const struct vrnic_alloc_ucontext_resp *resp)
+{
+	int err;
+
+	if (resp->db_page_shift < VRNIC_DB_PAGE_SHIFT_MIN ||
+	    resp->db_page_shift > VRNIC_DB_PAGE_SHIFT_MAX) {
+		verbs_err(&ctx->ibvctx, "kernel reported db_page_shift %u\n",
+			  resp->db_page_shift);
+		return EPROTO;
+	}
+	ctx->db_page_shift = resp->db_page_shift;
+
+	ctx->qp_table = calloc(VRNIC_QP_TABLE_SIZE, sizeof(*ctx->qp_table));
+	if (!ctx->qp_table)
+		return ENOMEM;
+	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
+
+	err = vrnic_map_db(ctx, resp);
+	if (err)
+		goto err_free_qp_table;
+
+	verbs_set_ops(&ctx->ibvctx, &vrnic_ctx_ops);
+
+	err = vrnic_query_device_ctx(ctx);
+	if (err)
+		goto err_unmap_db;
+
+	verbs_debug(&ctx->ibvctx,
+		    "context ready, resp comp_mask %#llx db page %u max_inline %u\n",
+		    (unsigned long long)resp->comp_mask, resp->db_page,
+		    ctx->max_inline_data);
+	return 0;
+
+err_unmap_db:
+	vrnic_unmap_db(ctx);
+err_free_qp_table:
+	pthread_mutex_destroy(&ctx->qp_table_mutex);
+	free(ctx->qp_table);
+	return err;
+}
+
 static struct verbs_context *vrnic_alloc_context(struct ibv_device *ibvdev,
 						 int cmd_fd,
 						 void *private_data)
@@ -145,43 +198,53 @@ static struct verbs_context *vrnic_alloc_context(struct ibv_device *ibvdev,
 		goto err_uninit_ctx;
 	}
 
-	if (resp.db_page_shift < VRNIC_DB_PAGE_SHIFT_MIN ||
-	    resp.db_page_shift > VRNIC_DB_PAGE_SHIFT_MAX) {
-		verbs_err(&ctx->ibvctx, "kernel reported db_page_shift %u\n",
-			  resp.db_page_shift);
-		err = EPROTO;
-		goto err_uninit_ctx;
-	}
-	ctx->db_page_shift = resp.db_page_shift;
-
-	ctx->qp_table = calloc(VRNIC_QP_TABLE_SIZE, sizeof(*ctx->qp_table));
-	if (!ctx->qp_table) {
-		err = ENOMEM;
-		goto err_uninit_ctx;
-	}
-	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
-
-	err = vrnic_map_db(ctx, &resp);
+	err = vrnic_context_setup(ctx, &resp.drv_payload);
 	if (err)
-		goto err_free_qp_table;
-
-	verbs_set_ops(&ctx->ibvctx, &vrnic_ctx_ops);
-
-	err = vrnic_query_device_ctx(ctx);
-	if (err)
-		goto err_unmap_db;
-
-	verbs_debug(&ctx->ibvctx,
-		    "context ready, resp comp_mask %#llx db page %u max_inline %u\n",
-		    (unsigned long long)resp.comp_mask, resp.db_page,
-		    ctx->max_inline_data);
+		goto err_uninit_ctx;
 	return &ctx->ibvctx;
 
-err_unmap_db:
-	vrnic_unmap_db(ctx);
-err_free_qp_table:
-	pthread_mutex_destroy(&ctx->qp_table_mutex);
-	free(ctx->qp_table);
+err_uninit_ctx:
+	verbs_uninit_context(&ctx->ibvctx);
+	free(ctx);
+	errno = err;
+	return NULL;
+}
+
+/*
+ * ibv_import_device(): cmd_fd is a duplicate of another context's command
+ * fd (sent by another process, or dup()ed here). The kernel context
+ * already exists, so instead of alloc_ucontext the kernel is asked what it
+ * answered then; the doorbell page is mapped once more, and the objects
+ * created through this context are the shared context's.
+ */
+static struct verbs_context *vrnic_import_context(struct ibv_device *ibvdev,
+						  int cmd_fd)
+{
+	DECLARE_COMMAND_BUFFER_LINK(driver_attr, UVERBS_OBJECT_DEVICE,
+				    UVERBS_METHOD_QUERY_CONTEXT, 1, NULL);
+	struct vrnic_alloc_ucontext_resp resp = {};
+	struct vrnic_context *ctx;
+	int err;
+
+	ctx = verbs_init_and_alloc_context(ibvdev, cmd_fd, ctx, ibvctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	fill_attr_out_ptr(driver_attr, VRNIC_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
+			  &resp);
+	err = ibv_cmd_query_context(&ctx->ibvctx.context, driver_attr);
+	if (err) {
+		verbs_err(&ctx->ibvctx, "import: query_context failed: %d\n",
+			  err);
+		goto err_uninit_ctx;
+	}
+
+	err = vrnic_context_setup(ctx, &resp);
+	if (err)
+		goto err_uninit_ctx;
+	return &ctx->ibvctx;
+
 err_uninit_ctx:
 	verbs_uninit_context(&ctx->ibvctx);
 	free(ctx);
@@ -229,5 +292,6 @@ static const struct verbs_device_ops vrnic_dev_ops = {
 	.alloc_device = vrnic_alloc_device,
 	.uninit_device = vrnic_uninit_device,
 	.alloc_context = vrnic_alloc_context,
+	.import_context = vrnic_import_context,
 };
 PROVIDER_DRIVER(vrnic, vrnic_dev_ops);

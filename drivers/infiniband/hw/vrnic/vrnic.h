@@ -505,6 +505,8 @@ int vrnic_del_gid(const struct ib_gid_attr *attr, void **context);
 int vrnic_alloc_ucontext(struct ib_ucontext *ibucontext,
 			 struct ib_udata *udata);
 void vrnic_dealloc_ucontext(struct ib_ucontext *ibucontext);
+int vrnic_query_ucontext(struct ib_ucontext *ibucontext,
+			 struct uverbs_attr_bundle *attrs);
 void vrnic_disassociate_ucontext(struct ib_ucontext *ibucontext);
 int vrnic_mmap(struct ib_ucontext *ibucontext, struct vm_area_struct *vma);
 void vrnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry);

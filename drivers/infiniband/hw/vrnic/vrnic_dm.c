@@ -9,8 +9,7 @@
  */
 #include <linux/bitmap.h>
 #include <linux/log2.h>
-#define UVERBS_MODULE_NAME vrnic_ib
-#include <rdma/uverbs_named_ioctl.h>
+#include <rdma/uverbs_ioctl.h>
 #include <rdma/vrnic-abi.h>
 
 #include "vrnic.h"
@@ -164,14 +163,3 @@ int vrnic_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs)
 	kfree(dm);
 	return 0;
 }
-
-ADD_UVERBS_ATTRIBUTES_SIMPLE(vrnic_dm_alloc_attrs, UVERBS_OBJECT_DM,
-			     UVERBS_METHOD_DM_ALLOC,
-			     UVERBS_ATTR_PTR_OUT(VRNIC_IB_ATTR_ALLOC_DM_RESP_MMAP_OFFSET,
-						 UVERBS_ATTR_TYPE(u64),
-						 UA_MANDATORY));
-
-const struct uapi_definition vrnic_uapi_defs[] = {
-	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &vrnic_dm_alloc_attrs),
-	{},
-};

@@ -61,6 +61,7 @@ static const struct ib_device_ops vrnic_dev_ops = {
 	.query_device = vrnic_query_device,
 	.query_pkey = vrnic_query_pkey,
 	.query_port = vrnic_query_port,
+	.query_ucontext = vrnic_query_ucontext,
 
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vrnic_ucontext, ibucontext),
 };

@@ -332,6 +332,21 @@ static void vrnic_ucontext_db_uninit(struct vrnic_ucontext *uctx)
 	uctx->db_entry = NULL;
 }
 
+/* What alloc_ucontext answers, and QUERY_CONTEXT again for an importer. */
+static void vrnic_ucontext_resp(struct vrnic_ucontext *uctx,
+				struct vrnic_alloc_ucontext_resp *resp)
+{
+	struct vrnic_dev *vdev = to_vdev(uctx->ibucontext.device);
+
+	memset(resp, 0, sizeof(*resp));
+	resp->db_page_shift = vdev->db_page_shift;
+	resp->db_page = uctx->db_page;
+	if (uctx->db_entry)
+		resp->db_mmap_key = rdma_user_mmap_get_offset(uctx->db_entry);
+	resp->max_inline_data = vrnic_max_inline(&vdev->dev_attr);
+	resp->max_sge = vrnic_max_send_sge(&vdev->dev_attr);
+}
+
 int vrnic_alloc_ucontext(struct ib_ucontext *ibucontext,
 			 struct ib_udata *udata)
 {
@@ -371,13 +386,7 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibucontext,
 	if (err)
 		return err;
 
-	resp.comp_mask = 0;
-	resp.db_page_shift = vdev->db_page_shift;
-	resp.db_page = uctx->db_page;
-	if (uctx->db_entry)
-		resp.db_mmap_key = rdma_user_mmap_get_offset(uctx->db_entry);
-	resp.max_inline_data = vrnic_max_inline(&vdev->dev_attr);
-	resp.max_sge = vrnic_max_send_sge(&vdev->dev_attr);
+	vrnic_ucontext_resp(uctx, &resp);
 	err = vrnic_respond_udata(udata, &resp, sizeof(resp));
 	if (err) {
 		vrnic_ucontext_db_uninit(uctx);
@@ -385,6 +394,23 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibucontext,
 	}
 	atomic_inc(&vdev->res_count[VRNIC_RES_UCTX]);
 	return 0;
+}
+
+/*
+ * ibv_import_device(): another process (or another ibv_context of this
+ * one) shares this context through a duplicate of its command fd and
+ * needs what alloc_ucontext told the first. An older libvrnic's shorter
+ * struct gets its prefix.
+ */
+int vrnic_query_ucontext(struct ib_ucontext *ibucontext,
+			 struct uverbs_attr_bundle *attrs)
+{
+	struct vrnic_alloc_ucontext_resp resp;
+
+	vrnic_ucontext_resp(to_vucontext(ibucontext), &resp);
+	return uverbs_copy_to_struct_or_zero(attrs,
+					     VRNIC_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
+					     &resp, sizeof(resp));
 }
 
 void vrnic_dealloc_ucontext(struct ib_ucontext *ibucontext)
