@@ -144,6 +144,38 @@ static unsigned int vrnic_cqe_wc_flags(const struct vrnic_cqe *cqe)
 }
 
 /*
+ * ConnectX's encoding of a RoCE UD receive's network header in the sl of
+ * its completion: bits 2:0 the L3 header (1 IPv6, 2 IPv4), bit 3 a UDP
+ * header (RoCEv2).
+ */
+#define VRNIC_WC_SL_ROCE_UDP	0x8
+#define VRNIC_WC_SL_ROCE_IPV6	0x1
+#define VRNIC_WC_SL_ROCE_IPV4	0x2
+
+/*
+ * The sl of a completion. RoCE has no service level, and ibv_wc has no
+ * field for the network header type that IBTA Annex A17 (A17.4.5.1) puts
+ * in a UD receive's completion: ConnectX reports it in sl, and UCX's UD
+ * transport (1.13, Debian 12's) reads it there to find the destination
+ * address in the 40-byte GRH area. With 0 it reads an IPv4 datagram's
+ * header as IPv6, finds no address of its own and drops every datagram
+ * (UD wireup times out). So UD receives carry it the same way.
+ */
+static uint8_t vrnic_cqe_sl(const struct vrnic_cqe *cqe)
+{
+	if (!(cqe->flags & VRNIC_CQE_FLAG_GRH))
+		return 0;
+	switch (cqe->network_hdr_type) {
+	case VRNIC_NET_TYPE_IPV4:
+		return VRNIC_WC_SL_ROCE_UDP | VRNIC_WC_SL_ROCE_IPV4;
+	case VRNIC_NET_TYPE_IPV6:
+		return VRNIC_WC_SL_ROCE_UDP | VRNIC_WC_SL_ROCE_IPV6;
+	default:
+		return 0;
+	}
+}
+
+/*
  * Work queue completion: idx must name a WQE in [ci, pi), else the device
  * (or a stale CQE) is lying and nothing is consumed.
  */
@@ -256,6 +288,7 @@ static void vrnic_fill_wc(const struct vrnic_cqe *cqe, uint64_t wr_id,
 	else if (cqe->flags & VRNIC_CQE_FLAG_INV)
 		wc->invalidated_rkey = le32toh(cqe->imm_data);
 	wc->src_qp = le32toh(cqe->src_qp);
+	wc->sl = vrnic_cqe_sl(cqe);
 }
 
 int vrnic_poll_cq(struct ibv_cq *ibvcq, int nwc, struct ibv_wc *wc)
@@ -367,7 +400,7 @@ static uint32_t vrnic_wc_read_src_qp(struct ibv_cq_ex *ibvcqx)
 	return le32toh(to_vrnic_cq_ex(ibvcqx)->cur.src_qp);
 }
 
-/* RoCE: no LIDs, no SL in the CQE. */
+/* RoCE: no LIDs. */
 static uint32_t vrnic_wc_read_slid(struct ibv_cq_ex *ibvcqx)
 {
 	return 0;
@@ -375,7 +408,7 @@ static uint32_t vrnic_wc_read_slid(struct ibv_cq_ex *ibvcqx)
 
 static uint8_t vrnic_wc_read_sl(struct ibv_cq_ex *ibvcqx)
 {
-	return 0;
+	return vrnic_cqe_sl(&to_vrnic_cq_ex(ibvcqx)->cur);
 }
 
 static uint8_t vrnic_wc_read_dlid_path_bits(struct ibv_cq_ex *ibvcqx)

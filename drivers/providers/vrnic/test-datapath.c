@@ -541,6 +541,36 @@ static void test_wr_api_and_ud(void)
 	CHECK(vrnic_post_send(&qp->vqp.qp, &wr, &bad) == EINVAL,
 	      "RDMA WRITE on UD -> EINVAL");
 
+	/*
+	 * UD receives report the network header in sl as ConnectX does
+	 * (UCX's UD transport reads it there): 0xa IPv4, 0x9 IPv6.
+	 */
+	{
+		struct ibv_sge rs = { .addr = 0x9000, .length = 256, .lkey = 7 };
+		struct ibv_recv_wr rwr = { .wr_id = 0xa0, .sg_list = &rs,
+					   .num_sge = 1 }, *rbad;
+		struct vrnic_cq *cq = to_vrnic_cq(ibvcq);
+		struct ibv_wc wc[2];
+		struct vrnic_cqe *cqe;
+
+		CHECK(!vrnic_post_recv(&qp->vqp.qp, &rwr, &rbad) &&
+		      !vrnic_post_recv(&qp->vqp.qp, &rwr, &rbad),
+		      "UD post_recv x2");
+		cqe = &cq->ring[cq_pi[cq->cqn] & ((1U << cq->log_depth) - 1)];
+		dev_cqe(cq, qp->qpn, 0, VRNIC_CQE_OP_RECV, 0, 40 + 8);
+		cqe->flags = VRNIC_CQE_FLAG_GRH;
+		cqe->network_hdr_type = VRNIC_NET_TYPE_IPV4;
+		cqe = &cq->ring[cq_pi[cq->cqn] & ((1U << cq->log_depth) - 1)];
+		dev_cqe(cq, qp->qpn, 1, VRNIC_CQE_OP_RECV, 0, 40 + 8);
+		cqe->flags = VRNIC_CQE_FLAG_GRH;
+		cqe->network_hdr_type = VRNIC_NET_TYPE_IPV6;
+		CHECK(vrnic_poll_cq(ibvcq, 2, wc) == 2 &&
+		      (wc[0].wc_flags & IBV_WC_GRH) && wc[0].sl == 0xa &&
+		      (wc[1].wc_flags & IBV_WC_GRH) && wc[1].sl == 0x9,
+		      "UD receive sl: %#x over IPv4, %#x over IPv6", wc[0].sl,
+		      wc[1].sl);
+	}
+
 	/* ibv_wr_* session of two WRs, one doorbell. */
 	ibv_wr_start(qpx);
 	qpx->wr_id = 0xd0;
