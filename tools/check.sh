@@ -163,6 +163,11 @@ wire pair -m 100 -p 169.254.0.1,169.254.0.2 -t 106 \
 	-o RC_FETCH_ADD -o RC_ATOMIC_ACKNOWLEDGE -o RC_ACKNOWLEDGE \
 	"$out/pair.pcap"
 
+# Middleware as users run it: UCX's ucx_perftest over its UD and RC verbs
+# transports, and Open MPI over UCX with one rank per guest.
+guest pair_middleware -n 2 -t 900 -- \
+	"pair_middleware:selftests/vrnic/pair_middleware.sh"
+
 # The transport at the verbs level: RC/UC/UD operations at every size up
 # to 64 MiB with the payload verified, atomics, SRQ, inline, 3 SGEs, the
 # IBTA error statuses and the rx_qkey_mismatch counter. No capture. Then

@@ -103,6 +103,8 @@ PKGS=(
 	# rdma userland used inside the guests
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	rdmacm-utils perftest python3-pyverbs
+	# middleware between guests (selftests/vrnic/pair_middleware.sh)
+	ucx-utils openmpi-bin libopenmpi-dev
 	# provider build
 	cmake dpkg-dev
 	# fuzzing the device core (make fuzz): clang's libFuzzer and sanitizer runtimes
