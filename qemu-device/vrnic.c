@@ -212,6 +212,29 @@ static bool vrnic_dma_write_cb(void *opaque, uint64_t addr, const void *buf,
                       DMA_DIRECTION_FROM_DEVICE, vrnic_dma_attrs) == MEMTX_OK;
 }
 
+static int vrnic_persist_block(RAMBlock *rb, void *opaque)
+{
+    int fd = qemu_ram_get_fd(rb);
+
+    if (fd >= 0 &&
+        qemu_msync(qemu_ram_get_host_addr(rb), qemu_ram_get_used_length(rb),
+                   fd)) {
+        trace_vrnic_persist_failed(qemu_ram_get_idstr(rb));
+    }
+    return 0;
+}
+
+/*
+ * FLUSH with persistence: the device cannot tell which guest RAM a peer's
+ * earlier WRITEs went to without walking every page of the range, so
+ * every RAM block with a file is written back to it (msync); anonymous
+ * RAM has none and costs nothing.
+ */
+static void vrnic_dma_persist_cb(void *opaque)
+{
+    qemu_ram_foreach_block(vrnic_persist_block, NULL);
+}
+
 static void vrnic_msix_notify(PCIDevice *pdev, unsigned vector)
 {
     if (msix_enabled(pdev)) {
@@ -337,6 +360,7 @@ static void vrnic_timer_cb(void *opaque)
 static const VrnicCoreOps vrnic_core_ops = {
     .dma_read = vrnic_dma_read_cb,
     .dma_write = vrnic_dma_write_cb,
+    .dma_persist = vrnic_dma_persist_cb,
     .irq = vrnic_irq_cb,
     .kick = vrnic_kick_cb,
     .eth_send = vrnic_eth_send_cb,

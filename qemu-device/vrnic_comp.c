@@ -5,7 +5,8 @@
  * Completion (in SQ order, CQE when signaled or on error): UD/UC when the
  * last packet is sent; RC SEND/WRITE when an ACK covers the last PSN; READ
  * when its last response is placed; atomics when the ATOMIC ACK's original
- * value is stored (little-endian) in the local SGE. Received error NAKs
+ * value is stored (little-endian) in the local SGE; ATOMIC WRITE and FLUSH
+ * when their empty READ RESPONSE ONLY arrives. Received error NAKs
  * complete the WQE with the matching remote error and move the QP to ERR;
  * PSN-sequence and RNR NAKs, and the implied NAK, start a recovery
  * (vrnic_retry.c).
@@ -53,12 +54,10 @@ void vrnic_tx_complete(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
             e.qpn = cpu_to_le32(qpn);
             e.opcode = vrnic_cqe_opcode(s->hdr.opcode);
             e.status = s->status;
-            if (e.status == VRNIC_WC_SUCCESS &&
-                s->hdr.opcode == VRNIC_WQE_OP_RDMA_READ) {
-                e.byte_len = cpu_to_le32(s->len);
-            } else if (e.status == VRNIC_WC_SUCCESS &&
-                       vrnic_op_is_rd(s->hdr.opcode)) {
-                e.byte_len = cpu_to_le32(8);
+            if (e.status == VRNIC_WC_SUCCESS && vrnic_op_is_rd(s->hdr.opcode)) {
+                /* The atomics 8; READ, ATOMIC WRITE, FLUSH their length. */
+                e.byte_len = cpu_to_le32(vrnic_op_is_atomic(s->hdr.opcode) ?
+                                         8 : s->len);
             }
             vrnic_cq_post(core, qp->send_cqn, &e);
         }
@@ -337,8 +336,7 @@ static const char *vrnic_tx_atomic_ack(VrnicCore *core, uint32_t qpn,
     VrnicSwqe *s = vrnic_tx_oldest_rd(qp);
     uint64_t orig;
 
-    if (!s || s->hdr.opcode == VRNIC_WQE_OP_RDMA_READ ||
-        s->first_psn != psn) {
+    if (!s || !vrnic_op_is_atomic(s->hdr.opcode) || s->first_psn != psn) {
         vrnic_tx_implied_nak(core, qpn, qp, psn);
         return "ATOMIC ACK matching no atomic";
     }
@@ -358,6 +356,30 @@ static const char *vrnic_tx_atomic_ack(VrnicCore *core, uint32_t qpn,
     return NULL;
 }
 
+/*
+ * The answer to an ATOMIC WRITE or a FLUSH (IBTA 1.5): an RDMA READ
+ * RESPONSE ONLY with no data at the request's PSN. It completes the
+ * request; an older READ/atomic still unanswered was lost (implied NAK).
+ */
+static const char *vrnic_tx_rd_ack(VrnicCore *core, uint32_t qpn,
+                                   VrnicQp *qp, const VrnicPkt *pkt)
+{
+    uint32_t psn = pkt->hdr.bth.psn;
+    VrnicSwqe *s = vrnic_tx_oldest_rd(qp);
+
+    if (!s || !vrnic_op_is_rd_acked(s->hdr.opcode) || s->first_psn != psn ||
+        pkt->hdr.bth.opcode != VRNIC_OP(RC, READ_RESP_ONLY) ||
+        pkt->payload_len) {
+        vrnic_tx_implied_nak(core, qpn, qp, psn);
+        return "READ response matching no ATOMIC WRITE or FLUSH";
+    }
+    vrnic_tx_ack_to(qp->x, psn);
+    vrnic_tx_progress(core, qp);
+    s->done = true;
+    s->status = VRNIC_WC_SUCCESS;
+    return NULL;
+}
+
 /* A READ RESPONSE FIRST/MIDDLE/LAST/ONLY: placed by its PSN. */
 static const char *vrnic_tx_read_resp(VrnicCore *core, uint32_t qpn,
                                       VrnicQp *qp, const uint8_t *frame,
@@ -368,6 +390,9 @@ static const char *vrnic_tx_read_resp(VrnicCore *core, uint32_t qpn,
     const char *drop;
     bool lost = false;
 
+    if (s && !s->done && vrnic_op_is_rd_acked(s->hdr.opcode)) {
+        return vrnic_tx_rd_ack(core, qpn, qp, pkt);
+    }
     if (!s || s->done || s->hdr.opcode != VRNIC_WQE_OP_RDMA_READ) {
         vrnic_tx_implied_nak(core, qpn, qp, psn);
         return "READ response matching no READ";

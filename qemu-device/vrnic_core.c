@@ -333,6 +333,13 @@ bool vrnic_dma_write(VrnicCore *core, uint64_t addr, const void *buf,
                           addr, len, true);
 }
 
+void vrnic_dma_persist(VrnicCore *core)
+{
+    if (!core->gone) {
+        core->ops->dma_persist(core->opaque);
+    }
+}
+
 static uint32_t vrnic_max_log_depth(VrnicCore *core, const VrnicRing *r)
 {
     if (r == &core->aq) {

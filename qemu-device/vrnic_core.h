@@ -36,6 +36,12 @@ typedef struct VrnicCoreOps {
     bool (*dma_read)(void *opaque, uint64_t addr, void *buf, uint64_t len);
     bool (*dma_write)(void *opaque, uint64_t addr, const void *buf,
                       uint64_t len);
+    /*
+     * A FLUSH asked for persistence (IBTA 1.5): what the device placed in
+     * guest RAM reaches the RAM's backing store - the file of a
+     * file-backed memory backend (msync), nothing for anonymous RAM.
+     */
+    void (*dma_persist)(void *opaque);
     /* Raise MSI-X vector (always < VRNIC_VEC_COMP_FIRST + num_comp_vectors). */
     void (*irq)(void *opaque, unsigned vector);
     /* Run vrnic_core_run(core, work) soon, from a bottom half. */

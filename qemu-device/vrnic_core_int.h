@@ -104,6 +104,7 @@ void vrnic_core_fatal(VrnicCore *core, const char *what, uint64_t addr);
 bool vrnic_dma_read(VrnicCore *core, uint64_t addr, void *buf, uint64_t len);
 bool vrnic_dma_write(VrnicCore *core, uint64_t addr, const void *buf,
                      uint64_t len);
+void vrnic_dma_persist(VrnicCore *core);
 /*
  * The wire (see vrnic_core_wire_sent): room for another frame, and the one
  * way a frame leaves the device.
@@ -251,6 +252,11 @@ bool vrnic_key_invalidate(VrnicCore *core, uint32_t qpn, uint32_t pdn,
 VrnicMrCheck vrnic_rkey_check(VrnicCore *core, uint32_t rkey, uint32_t qpn,
                               uint32_t pdn, uint32_t access, uint64_t addr,
                               uint64_t len, VrnicMr **out);
+/*
+ * Where the memory an R_Key names starts (the MR's, or a window's, iova):
+ * what a FLUSH of the whole MR checks the key at. False: no such index.
+ */
+bool vrnic_rkey_start(VrnicCore *core, uint32_t rkey, uint64_t *iova);
 
 /* vrnic_cq.c: EQs and CQs. */
 uint8_t vrnic_eq_create(VrnicCore *core, const struct vrnic_aq_create_eq *c,

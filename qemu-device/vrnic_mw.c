@@ -191,6 +191,18 @@ void vrnic_mw_qp_destroyed(VrnicCore *core, uint32_t qpn)
  * the rights and the range of the window. *out is then the MR to access
  * through (the window's parent) at the same addresses.
  */
+bool vrnic_rkey_start(VrnicCore *core, uint32_t rkey, uint64_t *iova)
+{
+    VrnicMr *mw = vrnic_mw_by_index(core, rkey);
+    VrnicMr *mr = mw ? mw : vrnic_mr_lookup(core, rkey);
+
+    if (!mr) {
+        return false;
+    }
+    *iova = mr->mem.iova;
+    return true;
+}
+
 VrnicMrCheck vrnic_rkey_check(VrnicCore *core, uint32_t rkey, uint32_t qpn,
                               uint32_t pdn, uint32_t access, uint64_t addr,
                               uint64_t len, VrnicMr **out)

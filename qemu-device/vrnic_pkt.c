@@ -23,6 +23,7 @@
 #define HLEN(h)                                                           \
     (BTH_LEN +                                                            \
      (((h) & VRNIC_HDR_DETH) ? sizeof(struct vrnic_deth) : 0) +           \
+     (((h) & VRNIC_HDR_FETH) ? sizeof(struct vrnic_feth) : 0) +           \
      (((h) & VRNIC_HDR_RETH) ? sizeof(struct vrnic_reth) : 0) +           \
      (((h) & VRNIC_HDR_ATOMIC) ? sizeof(struct vrnic_atomic_eth) : 0) +   \
      (((h) & VRNIC_HDR_AETH) ? sizeof(struct vrnic_aeth) : 0) +           \
@@ -83,6 +84,10 @@ static const VrnicOpInfo vrnic_opcodes[256] = {
         SND | L | VRNIC_OPF_INV),
     OPE(RC, SEND_ONLY_INV, "SEND ONLY INV", VRNIC_HDR_IETH,
         SND | F | L | VRNIC_OPF_INV),
+    OPE(RC, FLUSH, "FLUSH", VRNIC_HDR_FETH | RETH,
+        VRNIC_OPF_RD_ACKED | RQ | F | L),
+    OPE(RC, ATOMIC_WRITE, "ATOMIC WRITE", RETH,
+        VRNIC_OPF_RD_ACKED | RQ | P | F | L),
     SEND_WRITE_OPS(UC),
     OPE(UD, SEND_ONLY, "SEND ONLY", VRNIC_HDR_DETH, SND | F | L),
     OPE(UD, SEND_ONLY_IMM, "SEND ONLY IMM", VRNIC_HDR_DETH | IMMH,
@@ -111,6 +116,8 @@ unsigned vrnic_pkt_hdr_size(unsigned hdr)
     switch (hdr) {
     case VRNIC_HDR_DETH:
         return sizeof(struct vrnic_deth);
+    case VRNIC_HDR_FETH:
+        return sizeof(struct vrnic_feth);
     case VRNIC_HDR_RETH:
         return sizeof(struct vrnic_reth);
     case VRNIC_HDR_ATOMIC:
@@ -272,6 +279,12 @@ static void parse_ext(const uint8_t *bth_p, const VrnicOpInfo *op,
         h->deth.qkey = be32_to_cpu(d->qkey);
         h->deth.sqpn = be32_to_cpu(d->sqpn) & VRNIC_IB_QPN_MASK;
         p += sizeof(*d);
+    }
+    if (op->hdrs & VRNIC_HDR_FETH) {
+        const struct vrnic_feth *f = (const void *)p;
+
+        h->feth = be32_to_cpu(f->bits) & VRNIC_FETH_MASK;
+        p += sizeof(*f);
     }
     if (op->hdrs & VRNIC_HDR_RETH) {
         const struct vrnic_reth *r = (const void *)p;
@@ -603,6 +616,12 @@ static void build_ext(uint8_t *p, const VrnicOpInfo *op, const VrnicPktHdrs *h)
         d->qkey = cpu_to_be32(h->deth.qkey);
         d->sqpn = cpu_to_be32(h->deth.sqpn & VRNIC_IB_QPN_MASK);
         p += sizeof(*d);
+    }
+    if (op->hdrs & VRNIC_HDR_FETH) {
+        struct vrnic_feth *f = (void *)p;
+
+        f->bits = cpu_to_be32(h->feth & VRNIC_FETH_MASK);
+        p += sizeof(*f);
     }
     if (op->hdrs & VRNIC_HDR_RETH) {
         struct vrnic_reth *r = (void *)p;

@@ -116,6 +116,17 @@ struct vrnic_ieth {
 } __attribute__((packed));
 static_assert(sizeof(struct vrnic_ieth) == 4, "vrnic_ieth");
 
+/*
+ * FLUSH ETH (IBTA 1.5, "FLUSH and ATOMIC WRITE"), before the RETH of a
+ * FLUSH: bits 5:4 selectivity, 3:0 placement type (VRNIC_FLUSH_*).
+ */
+struct vrnic_feth {
+    uint32_t bits;
+} __attribute__((packed));
+static_assert(sizeof(struct vrnic_feth) == 4, "vrnic_feth");
+
+#define VRNIC_FETH_MASK         (VRNIC_FLUSH_SEL_MASK | VRNIC_FLUSH_TYPE_MASK)
+
 /* Atomic ETH (9.3.4): CMP_SWAP and FETCH_ADD. */
 struct vrnic_atomic_eth {
     uint64_t va;
@@ -174,6 +185,8 @@ enum vrnic_ib_op {
     VRNIC_IB_FETCH_ADD = 0x14,
     VRNIC_IB_SEND_LAST_INV = 0x16,
     VRNIC_IB_SEND_ONLY_INV = 0x17,
+    VRNIC_IB_FLUSH = 0x1c,              /* IBTA 1.5 */
+    VRNIC_IB_ATOMIC_WRITE = 0x1d,       /* IBTA 1.5 */
 };
 
 /* Full opcodes: transport | operation, e.g. VRNIC_OP(RC, SEND_ONLY). */
@@ -182,13 +195,14 @@ enum vrnic_ib_op {
 /* Extension headers an opcode carries; they appear in this bit order. */
 enum {
     VRNIC_HDR_DETH = VRNIC_BIT(0),
-    VRNIC_HDR_RETH = VRNIC_BIT(1),
-    VRNIC_HDR_ATOMIC = VRNIC_BIT(2),
-    VRNIC_HDR_AETH = VRNIC_BIT(3),
-    VRNIC_HDR_ATOMIC_ACK = VRNIC_BIT(4),
-    VRNIC_HDR_IMM = VRNIC_BIT(5),
-    VRNIC_HDR_IETH = VRNIC_BIT(6),
-    VRNIC_HDR__COUNT = 7,
+    VRNIC_HDR_FETH = VRNIC_BIT(1),
+    VRNIC_HDR_RETH = VRNIC_BIT(2),
+    VRNIC_HDR_ATOMIC = VRNIC_BIT(3),
+    VRNIC_HDR_AETH = VRNIC_BIT(4),
+    VRNIC_HDR_ATOMIC_ACK = VRNIC_BIT(5),
+    VRNIC_HDR_IMM = VRNIC_BIT(6),
+    VRNIC_HDR_IETH = VRNIC_BIT(7),
+    VRNIC_HDR__COUNT = 8,
 };
 
 /* What an opcode means (rxe_opcode.c's mask, reduced to what we need). */
@@ -204,6 +218,12 @@ enum {
     VRNIC_OPF_ACK = VRNIC_BIT(8),       /* ACKNOWLEDGE */
     VRNIC_OPF_IMM = VRNIC_BIT(9),
     VRNIC_OPF_INV = VRNIC_BIT(10),
+    /*
+     * ATOMIC WRITE or FLUSH (IBTA 1.5): a request that takes a READ/atomic
+     * slot like the atomics, answered by an RDMA READ RESPONSE ONLY that
+     * carries no data.
+     */
+    VRNIC_OPF_RD_ACKED = VRNIC_BIT(11),
 };
 
 typedef struct VrnicOpInfo {
@@ -214,7 +234,7 @@ typedef struct VrnicOpInfo {
 } VrnicOpInfo;
 
 /* The opcode's description, NULL for an opcode vrnic does not implement
- * (RD, reserved, CNP, FLUSH, ATOMIC_WRITE, manufacturer-specific). */
+ * (RD, reserved, CNP, manufacturer-specific). */
 const VrnicOpInfo *vrnic_pkt_opinfo(uint8_t opcode);
 /* Size of one extension header (a single VRNIC_HDR_* bit). */
 unsigned vrnic_pkt_hdr_size(unsigned hdr);
@@ -246,6 +266,7 @@ typedef struct VrnicPktHdrs {
         uint32_t qkey;
         uint32_t sqpn;
     } deth;
+    uint32_t feth;                  /* VRNIC_FETH_MASK bits */
     struct {
         uint64_t va;
         uint32_t rkey;

@@ -66,6 +66,8 @@ uint8_t vrnic_port_query_device(VrnicCore *core, const struct vrnic_aq_query *c)
         .num_comp_vectors = cpu_to_le32(cfg->num_comp_vectors),
         .device_caps = cpu_to_le32(VRNIC_DEVICE_CAP_ATOMIC_HCA |
                                    VRNIC_DEVICE_CAP_ON_DEMAND |
+                                   VRNIC_DEVICE_CAP_ATOMIC_WRITE |
+                                   VRNIC_DEVICE_CAP_FLUSH |
                                    (cfg->dm_size ? VRNIC_DEVICE_CAP_DEVICE_MEM :
                                                    0)),
     };

@@ -231,6 +231,10 @@ uint8_t vrnic_cqe_opcode(uint8_t wqe_opcode)
         return VRNIC_CQE_OP_LOCAL_INV;
     case VRNIC_WQE_OP_REG_MR:
         return VRNIC_CQE_OP_REG_MR;
+    case VRNIC_WQE_OP_ATOMIC_WRITE:
+        return VRNIC_CQE_OP_ATOMIC_WRITE;
+    case VRNIC_WQE_OP_FLUSH:
+        return VRNIC_CQE_OP_FLUSH;
     default:
         /* SEND, SEND_IMM, SEND_INV; garbage flushes as SEND too. */
         return VRNIC_CQE_OP_SEND;

@@ -7,7 +7,8 @@
  * RTS); the queue bottom half then runs vrnic_xport_process(), which for
  * each WQE at the send cursor (x->next, sq.ci <= next <= sq.pi):
  *  1. copies the WQE in once (all later decisions use the copy) and checks
- *     it: opcode allowed for the QP type (RC: all; UC: SEND, SEND_IMM,
+ *     it: opcode allowed for the QP type (RC: all, ATOMIC_WRITE and FLUSH
+ *     included; UC: SEND, SEND_IMM,
  *     WRITE, WRITE_IMM; UD/GSI: SEND, SEND_IMM), inline length <=
  *     max_inline, num_sge <= max_send_sge, both within the WQE size, every
  *     non-empty local SGE with vrnic_mr_check (LOCAL_WRITE for READ and
@@ -18,7 +19,8 @@
  *  2. on RC, holds a message that takes a receive WQE until the responder's
  *     end-to-end credits allow it (vrnic_tx_credit_ok);
  *  3. assigns PSNs: SEND/WRITE one per packet (path MTU segments, at least
- *     one), READ ceil(len / PMTU) (at least 1), atomic and UD 1.
+ *     one), READ ceil(len / PMTU) (at least 1), atomic, ATOMIC WRITE, FLUSH
+ *     and UD 1.
  *  4. builds the packets with the codec and sends them: FIRST/MIDDLE/LAST
  *     or ONLY, RETH on WRITE FIRST/ONLY and READ, ImmDt/IETH on the last,
  *     SE on the last packet of a solicited SEND/WRITE_IMM, AckReq on the
@@ -60,7 +62,7 @@ static bool vrnic_tx_op_ok(uint8_t type, uint8_t op)
 {
     switch (type) {
     case VRNIC_QP_TYPE_RC:
-        return op <= VRNIC_WQE_OP_REG_MR;
+        return op <= VRNIC_WQE_OP_FLUSH;
     case VRNIC_QP_TYPE_UC:
         return op == VRNIC_WQE_OP_SEND || op == VRNIC_WQE_OP_SEND_IMM ||
                op == VRNIC_WQE_OP_RDMA_WRITE ||
@@ -131,6 +133,44 @@ static VrnicTxRes vrnic_tx_local(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 }
 
 /*
+ * ATOMIC WRITE and FLUSH carry their operands in the WQE and use no local
+ * memory: no SGE, no inline data. A FLUSH's placement type must ask for
+ * global visibility and/or persistence, its selectivity be a range (at
+ * most 2^31 bytes) or the whole MR. The message length is the payload: 8
+ * bytes for an ATOMIC WRITE, none for a FLUSH. False when the WQE failed.
+ */
+static bool vrnic_tx_rd_acked_ok(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                                 VrnicSwqe *s, uint64_t *len)
+{
+    uint32_t flush = le64_to_cpu(s->hdr.swap);
+    uint32_t type = VRNIC_FIELD_GET(VRNIC_FLUSH_TYPE_MASK, flush);
+
+    if (s->hdr.num_sge || (s->hdr.flags & VRNIC_WQE_FLAG_INLINE)) {
+        vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_QP_OP_ERR,
+                      "ATOMIC WRITE/FLUSH with SGEs or inline data");
+        return false;
+    }
+    if (s->hdr.opcode == VRNIC_WQE_OP_ATOMIC_WRITE) {
+        *len = 8;
+        return true;
+    }
+    if (!type || (le64_to_cpu(s->hdr.swap) & ~(uint64_t)VRNIC_FETH_MASK) ||
+        (type & ~(VRNIC_FLUSH_TYPE_GLOBAL | VRNIC_FLUSH_TYPE_PERSISTENT)) ||
+        VRNIC_FIELD_GET(VRNIC_FLUSH_SEL_MASK, flush) > VRNIC_FLUSH_SEL_MR) {
+        vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_QP_OP_ERR,
+                      "FLUSH placement type or selectivity");
+        return false;
+    }
+    if (le64_to_cpu(s->hdr.compare_add) > VRNIC_MAX_MSG) {
+        vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_LEN_ERR,
+                      "FLUSH longer than 2^31");
+        return false;
+    }
+    *len = 0;
+    return true;
+}
+
+/*
  * The message length of a send WQE's copy: its inline data, or the sum of
  * its SGEs, each checked against its key (LOCAL_WRITE for a READ/atomic
  * target). False when the WQE failed (vrnic_tx_fail).
@@ -141,6 +181,9 @@ static bool vrnic_tx_data_len(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     bool rd = vrnic_op_is_rd(s->hdr.opcode);
 
     *len = 0;
+    if (vrnic_op_is_rd_acked(s->hdr.opcode)) {
+        return vrnic_tx_rd_acked_ok(core, qpn, qp, s, len);
+    }
     if (s->hdr.flags & VRNIC_WQE_FLAG_INLINE) {
         *len = le32_to_cpu(s->hdr.inline_len);
         if (rd || *len > qp->max_inline || s->data_off + *len > size) {
@@ -364,6 +407,12 @@ static uint8_t vrnic_tx_opcode(const VrnicQp *qp, uint8_t op, bool first,
     case VRNIC_WQE_OP_ATOMIC_CMP_SWP:
         o = VRNIC_IB_CMP_SWAP;
         break;
+    case VRNIC_WQE_OP_ATOMIC_WRITE:
+        o = VRNIC_IB_ATOMIC_WRITE;
+        break;
+    case VRNIC_WQE_OP_FLUSH:
+        o = VRNIC_IB_FLUSH;
+        break;
     default:
         o = VRNIC_IB_FETCH_ADD;
         break;
@@ -442,6 +491,10 @@ static void vrnic_tx_hdrs(uint32_t qpn, const VrnicQp *qp, VrnicSwqe *s,
         h->reth.va += s->rcvd;
         h->reth.len = s->rd_end - s->rcvd;
     }
+    if (op == VRNIC_WQE_OP_FLUSH) {
+        h->reth.len = le64_to_cpu(s->hdr.compare_add);
+        h->feth = le64_to_cpu(s->hdr.swap) & VRNIC_FETH_MASK;
+    }
     h->atomic.va = h->reth.va;
     h->atomic.rkey = h->reth.rkey;
     if (op == VRNIC_WQE_OP_ATOMIC_CMP_SWP) {
@@ -469,7 +522,7 @@ static VrnicTxRes vrnic_tx_odp(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     uint64_t at = off, len = plen;
     bool write = false;
 
-    if (s->hdr.flags & VRNIC_WQE_FLAG_INLINE) {
+    if ((s->hdr.flags & VRNIC_WQE_FLAG_INLINE) || vrnic_op_is_rd_acked(op)) {
         return VRNIC_TX_DONE;
     }
     if (op == VRNIC_WQE_OP_RDMA_READ) {
@@ -502,9 +555,10 @@ static VrnicTxRes vrnic_tx_packet(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                   VrnicSwqe *s, const VrnicTxDest *d,
                                   uint32_t psn, bool *ack_req)
 {
+    uint8_t op = s->hdr.opcode;
     uint32_t off = s->sent * s->pmtu;
-    uint32_t plen = vrnic_op_is_rd(s->hdr.opcode) ? 0 :
-                    MIN(s->pmtu, s->len - off);
+    uint32_t plen = op == VRNIC_WQE_OP_ATOMIC_WRITE ? 8 :
+                    vrnic_op_is_rd(op) ? 0 : MIN(s->pmtu, s->len - off);
     uint8_t frame[VRNIC_XPORT_FRAME] VRNIC_UNINITIALIZED;
     const VrnicPath *path;
     uint32_t mc_local;
@@ -546,7 +600,11 @@ static VrnicTxRes vrnic_tx_packet(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_QP_OP_ERR,
                              "cannot build the packet");
     }
-    if (plen && !vrnic_sge_rw(core, qp, s, off, frame + hoff, plen, false)) {
+    if (op == VRNIC_WQE_OP_ATOMIC_WRITE) {
+        /* The 8 bytes travel as the WQE holds them, in memory order. */
+        memcpy(frame + hoff, &s->hdr.compare_add, 8);
+    } else if (plen &&
+               !vrnic_sge_rw(core, qp, s, off, frame + hoff, plen, false)) {
         s->done = true;
         s->status = VRNIC_WC_LOC_PROT_ERR;
         return VRNIC_TX_FAIL;

@@ -33,6 +33,9 @@
  *    REMOTE_ATOMIC right + vrnic_rkey_check (REMOTE_ATOMIC, 8 bytes);
  *    executed at once (see vrnic_xport.h on atomicity), ATOMIC ACK with the
  *    original value.
+ *  - ATOMIC WRITE and FLUSH (IBTA 1.5): take a READ/atomic slot, are
+ *    executed at once and answered by an empty READ RESPONSE ONLY
+ *    (vrnic_rx_atomic_write, vrnic_rx_flush).
  *  - Payload sizes: FIRST/MIDDLE carry exactly one path MTU, LAST/ONLY at
  *    most one; a WRITE's packets must add up to the RETH length. Violations
  *    and out-of-sequence opcodes are NAK INVALID_REQUEST (RC; UC drops).
@@ -516,6 +519,23 @@ static bool vrnic_rx_write(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     return true;
 }
 
+/*
+ * An executed atomic, ATOMIC WRITE or FLUSH at psn: its answer is kept for
+ * a duplicate (vrnic_rx_dup_atomic), and the next PSN is expected.
+ */
+static void vrnic_rx_keep_result(VrnicXport *x, uint32_t psn, uint8_t kind,
+                                 uint64_t orig)
+{
+    VrnicAtomicResult *r;
+
+    r = &x->atomic_cache[x->atomic_next++ % VRNIC_ATOMIC_CACHE];
+    r->valid = true;
+    r->kind = kind;
+    r->psn = psn;
+    r->orig = orig;
+    x->epsn = vrnic_psn_add(psn, 1);
+}
+
 /* A queue entry for the answer to a READ or atomic (NULL: queue full). */
 static VrnicResp *vrnic_rx_resp_new(VrnicCore *core, uint32_t qpn,
                                     VrnicQp *qp, uint32_t psn, uint8_t kind)
@@ -560,7 +580,6 @@ static VrnicResp *vrnic_rx_atomic(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     VrnicXport *x = qp->x;
     uint32_t psn = pkt->hdr.bth.psn;
     uint64_t va = pkt->hdr.atomic.va, val;
-    VrnicAtomicResult *r;
     VrnicOdpRes odp;
     VrnicResp *e;
     VrnicMr *mr;
@@ -613,18 +632,128 @@ static VrnicResp *vrnic_rx_atomic(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                       VRNIC_WC_SUCCESS, "atomic write-back");
         return NULL;
     }
-    r = &x->atomic_cache[x->atomic_next++ % VRNIC_ATOMIC_CACHE];
-    r->valid = true;
-    r->psn = psn;
-    r->orig = e->orig;
-    x->epsn = vrnic_psn_add(psn, 1);
+    vrnic_rx_keep_result(x, psn, VRNIC_RESP_ATOMIC, e->orig);
     return e;
 }
 
-/* A READ or atomic request in sequence (RC): answered from the queue. */
-static void vrnic_rx_rd_atomic(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
-                               const VrnicPkt *pkt, uint32_t pmtu)
+/*
+ * An ATOMIC WRITE (IBTA 1.5): exactly 8 bytes to an 8-byte aligned
+ * address (else NAK INVALID_REQUEST), which the QP's REMOTE_WRITE right and
+ * the R_Key must allow (else NAK REMOTE_ACCESS); stored at once, like an
+ * atomic. Its answer, an empty READ RESPONSE ONLY, is queued (NULL:
+ * refused).
+ */
+static VrnicResp *vrnic_rx_atomic_write(VrnicCore *core, uint32_t qpn,
+                                        VrnicQp *qp, const uint8_t *frame,
+                                        const VrnicPkt *pkt)
 {
+    VrnicXport *x = qp->x;
+    uint32_t psn = pkt->hdr.bth.psn;
+    uint64_t va = pkt->hdr.reth.va;
+    VrnicOdpRes odp;
+    VrnicResp *e;
+    VrnicMr *mr;
+
+    if (pkt->hdr.reth.len != 8 || pkt->payload_len != 8 || (va & 7)) {
+        vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ, VRNIC_WC_SUCCESS,
+                      "ATOMIC WRITE not 8 bytes, 8-byte aligned");
+        return NULL;
+    }
+    if (!vrnic_qp_grants(qp, VRNIC_ACCESS_REMOTE_WRITE) ||
+        vrnic_rkey_check(core, pkt->hdr.reth.rkey, qpn, qp->pdn,
+                         VRNIC_ACCESS_REMOTE_WRITE, va, 8, &mr)) {
+        vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
+                      VRNIC_WC_SUCCESS, "ATOMIC WRITE R_Key/access/bounds");
+        return NULL;
+    }
+    odp = vrnic_odp_access(core, qpn, qp, mr, va, 8, 8, true, true);
+    if (odp == VRNIC_ODP_WAIT) {
+        vrnic_rx_page_wait(core, qpn, qp, psn, true);
+        return NULL;
+    }
+    e = vrnic_rx_resp_new(core, qpn, qp, psn, VRNIC_RESP_RD_ACK);
+    if (!e) {
+        return NULL;
+    }
+    if (odp == VRNIC_ODP_FAIL ||
+        !vrnic_mr_rw(core, mr, va, (void *)(frame + pkt->payload_off), 8,
+                     true)) {
+        x->q_tail--;
+        vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
+                      VRNIC_WC_SUCCESS, "ATOMIC WRITE target went away");
+        return NULL;
+    }
+    vrnic_rx_keep_result(x, psn, VRNIC_RESP_RD_ACK, 0);
+    return e;
+}
+
+/*
+ * A FLUSH (IBTA 1.5): its placement type must ask for global visibility
+ * and/or persistence and nothing else, its selectivity be a range or the
+ * whole MR (else NAK INVALID_REQUEST); the QP and the R_Key must grant the
+ * matching FLUSH rights and cover the range (for the whole MR, only the
+ * key is checked). Everything this device placed is already visible: the
+ * device writes guest memory as each request arrives, in order.
+ * Persistence asks the host to write guest RAM back to its backing file
+ * (VrnicCoreOps.dma_persist). Its answer, an empty READ RESPONSE ONLY, is
+ * queued (NULL: refused).
+ */
+static VrnicResp *vrnic_rx_flush(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                                 const VrnicPkt *pkt)
+{
+    VrnicXport *x = qp->x;
+    uint32_t psn = pkt->hdr.bth.psn, rkey = pkt->hdr.reth.rkey;
+    uint32_t type = VRNIC_FIELD_GET(VRNIC_FLUSH_TYPE_MASK, pkt->hdr.feth);
+    uint32_t sel = VRNIC_FIELD_GET(VRNIC_FLUSH_SEL_MASK, pkt->hdr.feth);
+    uint32_t right = 0;
+    uint64_t va = pkt->hdr.reth.va, len = pkt->hdr.reth.len;
+    VrnicResp *e;
+
+    if (!type || (type & ~(VRNIC_FLUSH_TYPE_GLOBAL |
+                           VRNIC_FLUSH_TYPE_PERSISTENT)) ||
+        sel > VRNIC_FLUSH_SEL_MR) {
+        vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ, VRNIC_WC_SUCCESS,
+                      "FLUSH placement type or selectivity");
+        return NULL;
+    }
+    if (type & VRNIC_FLUSH_TYPE_GLOBAL) {
+        right |= VRNIC_ACCESS_FLUSH_GLOBAL;
+    }
+    if (type & VRNIC_FLUSH_TYPE_PERSISTENT) {
+        right |= VRNIC_ACCESS_FLUSH_PERSISTENT;
+    }
+    if (sel == VRNIC_FLUSH_SEL_MR) {
+        len = 0;
+        if (!vrnic_rkey_start(core, rkey, &va)) {
+            va = 0;     /* no such key: the check below refuses it */
+        }
+    }
+    if ((le32_to_cpu(qp->attr.access) & right) != right ||
+        vrnic_rkey_check(core, rkey, qpn, qp->pdn, right, va, len, NULL)) {
+        vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
+                      VRNIC_WC_SUCCESS, "FLUSH R_Key/access/bounds");
+        return NULL;
+    }
+    e = vrnic_rx_resp_new(core, qpn, qp, psn, VRNIC_RESP_RD_ACK);
+    if (!e) {
+        return NULL;
+    }
+    if (type & VRNIC_FLUSH_TYPE_PERSISTENT) {
+        vrnic_dma_persist(core);
+    }
+    vrnic_rx_keep_result(x, psn, VRNIC_RESP_RD_ACK, 0);
+    return e;
+}
+
+/*
+ * A READ, atomic, ATOMIC WRITE or FLUSH request in sequence (RC): answered
+ * from the queue.
+ */
+static void vrnic_rx_rd_atomic(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                               const uint8_t *frame, const VrnicPkt *pkt,
+                               uint32_t pmtu)
+{
+    uint8_t op = pkt->hdr.bth.opcode & ~VRNIC_IB_TRANSPORT_MASK;
     VrnicXport *x = qp->x;
     VrnicResp *e;
 
@@ -634,9 +763,15 @@ static void vrnic_rx_rd_atomic(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                       VRNIC_WC_SUCCESS, "too many READ/atomics");
         return;
     }
-    e = (pkt->op->flags & VRNIC_OPF_READ) ?
-        vrnic_rx_read(core, qpn, qp, pkt, pmtu) :
-        vrnic_rx_atomic(core, qpn, qp, pkt);
+    if (pkt->op->flags & VRNIC_OPF_READ) {
+        e = vrnic_rx_read(core, qpn, qp, pkt, pmtu);
+    } else if (op == VRNIC_IB_ATOMIC_WRITE) {
+        e = vrnic_rx_atomic_write(core, qpn, qp, frame, pkt);
+    } else if (op == VRNIC_IB_FLUSH) {
+        e = vrnic_rx_flush(core, qpn, qp, pkt);
+    } else {
+        e = vrnic_rx_atomic(core, qpn, qp, pkt);
+    }
     if (!e) {
         return;
     }
@@ -675,8 +810,9 @@ void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         in = vrnic_rx_write(core, qpn, qp, frame, pkt);
         break;
     default:
-        if (rc && (oi->flags & (VRNIC_OPF_READ | VRNIC_OPF_ATOMIC))) {
-            vrnic_rx_rd_atomic(core, qpn, qp, pkt, pmtu);
+        if (rc && (oi->flags & (VRNIC_OPF_READ | VRNIC_OPF_ATOMIC |
+                                VRNIC_OPF_RD_ACKED))) {
+            vrnic_rx_rd_atomic(core, qpn, qp, frame, pkt, pmtu);
         } else {
             vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_INV_REQ,
                           VRNIC_WC_SUCCESS, "opcode not for this QP");

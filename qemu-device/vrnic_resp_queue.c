@@ -1,6 +1,7 @@
 /*
- * vrnic RoCEv2 responder output: ACKs, NAKs, READ response streams and
- * ATOMIC ACKs leave in request order through a per-QP queue, drained by
+ * vrnic RoCEv2 responder output: ACKs, NAKs, READ response streams, ATOMIC
+ * ACKs and the empty READ responses that answer ATOMIC WRITE and FLUSH
+ * leave in request order through a per-QP queue, drained by
  * the QP's bottom half within a budget. Consecutive plain ACKs coalesce
  * into the newest (vrnic_resp_ack); every ACK carries the MSN and the
  * credit code of the receive WQEs the RQ holds (0x1F with an SRQ). A READ
@@ -206,9 +207,11 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
         memset(&h, 0, sizeof(h));
         h.aeth.msn = e->msn;
         h.aeth.syndrome = e->nak ? e->syndrome : vrnic_ack_syndrome(qp);
-        if (e->kind == VRNIC_RESP_ACK || e->kind == VRNIC_RESP_ATOMIC) {
-            h.bth.opcode = e->kind == VRNIC_RESP_ACK ?
-                           VRNIC_OP(RC, ACK) : VRNIC_OP(RC, ATOMIC_ACK);
+        if (e->kind != VRNIC_RESP_READ) {
+            h.bth.opcode = e->kind == VRNIC_RESP_ACK ? VRNIC_OP(RC, ACK) :
+                           e->kind == VRNIC_RESP_ATOMIC ?
+                           VRNIC_OP(RC, ATOMIC_ACK) :
+                           VRNIC_OP(RC, READ_RESP_ONLY);
             h.bth.psn = e->psn;
             h.atomic_orig = e->orig;
             if (vrnic_resp_send(core, qpn, qp, &h, 0, NULL, 0) ==
@@ -219,7 +222,7 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
             if (!e->nak) {
                 vrnic_resp_credits_sent(x, &h);
             }
-            if (e->kind == VRNIC_RESP_ATOMIC) {
+            if (e->kind != VRNIC_RESP_ACK) {
                 vrnic_resp_rd_done(x, e);
             }
             x->q_head++;

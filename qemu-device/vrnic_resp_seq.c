@@ -291,8 +291,9 @@ static void vrnic_rx_dup_read(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 }
 
 /*
- * A duplicate atomic is never executed twice: answered from the result
- * cache (the newest entry with that PSN), or (too old) dropped.
+ * A duplicate atomic, ATOMIC WRITE or FLUSH is never executed twice:
+ * answered from the result cache (the newest entry with that PSN), or (too
+ * old) dropped.
  */
 static void vrnic_rx_dup_atomic(VrnicCore *core, VrnicQp *qp, uint32_t psn)
 {
@@ -311,7 +312,7 @@ static void vrnic_rx_dup_atomic(VrnicCore *core, VrnicQp *qp, uint32_t psn)
         }
         e = vrnic_resp_push(x);
         if (e) {
-            e->kind = VRNIC_RESP_ATOMIC;
+            e->kind = r->kind;
             e->psn = psn;
             e->msn = x->msn;
             e->orig = r->orig;
@@ -333,7 +334,7 @@ static void vrnic_rx_duplicate(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     vrnic_rx_drop(core, VRNIC_PORT_STAT_RX_DUPLICATE, qpn, psn, "duplicate");
     if ((pkt->hdr.bth.opcode & ~VRNIC_IB_TRANSPORT_MASK) == VRNIC_IB_READ_REQ) {
         vrnic_rx_dup_read(core, qpn, qp, pkt);
-    } else if (pkt->op->flags & VRNIC_OPF_ATOMIC) {
+    } else if (pkt->op->flags & (VRNIC_OPF_ATOMIC | VRNIC_OPF_RD_ACKED)) {
         vrnic_rx_dup_atomic(core, qp, psn);
     } else if (pkt->hdr.bth.ack_req || !x->dup_acked) {
         /*

@@ -174,6 +174,7 @@ enum {
     VRNIC_RESP_ACK,         /* ACK or NAK: syndrome, psn, msn */
     VRNIC_RESP_READ,        /* READ response stream */
     VRNIC_RESP_ATOMIC,      /* ATOMIC ACKNOWLEDGE */
+    VRNIC_RESP_RD_ACK,      /* ATOMIC WRITE, FLUSH: empty READ RESPONSE ONLY */
 };
 
 /* One queued responder output. */
@@ -187,13 +188,18 @@ typedef struct VrnicResp {
     uint32_t rkey;
     uint32_t len;
     uint32_t off;           /* READ: bytes sent */
-    bool replay;            /* READ/ATOMIC: answers a duplicate request */
+    bool replay;            /* READ/ATOMIC/RD_ACK: answers a duplicate */
     uint64_t orig;          /* ATOMIC */
 } VrnicResp;
 
-/* An executed atomic's original value, kept for a duplicate of it. */
+/*
+ * An executed atomic, ATOMIC WRITE or FLUSH, kept for a duplicate of it:
+ * its answer (kind VRNIC_RESP_ATOMIC with the original value, or
+ * VRNIC_RESP_RD_ACK) is sent again, the request never executed twice.
+ */
 typedef struct VrnicAtomicResult {
     bool valid;
+    uint8_t kind;
     uint32_t psn;
     uint64_t orig;
 } VrnicAtomicResult;
@@ -414,11 +420,27 @@ static inline int64_t vrnic_now(VrnicCore *core)
     return core->ops->clock_ns(core->opaque);
 }
 
-/* READ and the atomics: answered by a response, bounded by rd_atomic. */
+/* CMP_SWP and FETCH_ADD: answered by an ATOMIC ACKNOWLEDGE. */
+static inline bool vrnic_op_is_atomic(uint8_t op)
+{
+    return op == VRNIC_WQE_OP_ATOMIC_CMP_SWP ||
+           op == VRNIC_WQE_OP_ATOMIC_FETCH_ADD;
+}
+
+/* ATOMIC WRITE and FLUSH (IBTA 1.5): answered by an empty READ RESPONSE. */
+static inline bool vrnic_op_is_rd_acked(uint8_t op)
+{
+    return op == VRNIC_WQE_OP_ATOMIC_WRITE || op == VRNIC_WQE_OP_FLUSH;
+}
+
+/*
+ * READ, the atomics, ATOMIC WRITE and FLUSH: answered by a response,
+ * bounded by rd_atomic.
+ */
 static inline bool vrnic_op_is_rd(uint8_t op)
 {
-    return op == VRNIC_WQE_OP_RDMA_READ || op == VRNIC_WQE_OP_ATOMIC_CMP_SWP ||
-           op == VRNIC_WQE_OP_ATOMIC_FETCH_ADD;
+    return op == VRNIC_WQE_OP_RDMA_READ || vrnic_op_is_atomic(op) ||
+           vrnic_op_is_rd_acked(op);
 }
 
 /*

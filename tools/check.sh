@@ -113,6 +113,7 @@ guest single -t 1800 -m 1024 --peer-mem 16 -- \
 	"dmabuf_mr:build/selftests/vrnic/dmabuf_mr" \
 	"odp_mr:build/selftests/vrnic/odp_mr" \
 	"import_objects:build/selftests/vrnic/import_objects" \
+	"ibta15:build/selftests/vrnic/ibta15" \
 	"gsi:selftests/vrnic/gsi.sh" \
 	"objects:build/selftests/vrnic/objects -T limits_are_exact" \
 	"cq_moderation:build/selftests/vrnic/cq_moderation" \

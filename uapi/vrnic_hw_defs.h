@@ -419,7 +419,15 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 /*
  * device_caps (interface 1.1; the field was reserved and zero before the
  * transport existed, so a driver that sees 0 must assume no capability):
- * 31:3 : reserved
+ * 31:5 : reserved
+ * 4    : flush - the requester sends VRNIC_WQE_OP_FLUSH and the responder
+ *        executes FLUSH requests (IBTA 1.5, "FLUSH and ATOMIC WRITE"):
+ *        placement types global visibility and persistence, selectivity
+ *        a range or the whole MR; VRNIC_ACCESS_FLUSH_* grant them
+ * 3    : atomic_write - the requester sends VRNIC_WQE_OP_ATOMIC_WRITE and
+ *        the responder executes ATOMIC WRITE requests (IBTA 1.5): 8 bytes
+ *        to an 8-byte aligned address in one store, atomic with respect
+ *        to every other atomic of this device, like atomic_hca
  * 2    : on_demand - REG_MR accepts VRNIC_MR_FLAG_ON_DEMAND, the device
  *        raises VRNIC_AEQ_EV_PAGE_FAULT and takes PAGE_FAULT_DONE and
  *        ODP_INVALIDATE ("On-demand paging")
@@ -433,6 +441,8 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 #define VRNIC_DEVICE_CAP_ATOMIC_HCA	VRNIC_BIT(0)
 #define VRNIC_DEVICE_CAP_DEVICE_MEM	VRNIC_BIT(1)
 #define VRNIC_DEVICE_CAP_ON_DEMAND	VRNIC_BIT(2)
+#define VRNIC_DEVICE_CAP_ATOMIC_WRITE	VRNIC_BIT(3)
+#define VRNIC_DEVICE_CAP_FLUSH		VRNIC_BIT(4)
 
 /* Answer to QUERY_PORT (port 1, the only port). */
 struct vrnic_port_attr {
@@ -710,13 +720,17 @@ static_assert(sizeof(struct vrnic_mem_desc) == 72, "vrnic_mem_desc");
 /*
  * Protection: MR access flags (IB semantics). LOCAL_READ is always granted.
  * REMOTE_WRITE and REMOTE_ATOMIC require LOCAL_WRITE (else BAD_FIELD).
+ * An ATOMIC WRITE needs REMOTE_WRITE; a FLUSH needs FLUSH_GLOBAL and/or
+ * FLUSH_PERSISTENT, as its placement type asks (VRNIC_DEVICE_CAP_FLUSH).
  */
 #define VRNIC_ACCESS_LOCAL_WRITE	VRNIC_BIT(0)
 #define VRNIC_ACCESS_REMOTE_READ	VRNIC_BIT(1)
 #define VRNIC_ACCESS_REMOTE_WRITE	VRNIC_BIT(2)
 #define VRNIC_ACCESS_REMOTE_ATOMIC	VRNIC_BIT(3)
 #define VRNIC_ACCESS_MW_BIND		VRNIC_BIT(4)	/* MRs: windows may bind */
-#define VRNIC_ACCESS_ALL		VRNIC_GENMASK(4, 0)
+#define VRNIC_ACCESS_FLUSH_GLOBAL	VRNIC_BIT(5)
+#define VRNIC_ACCESS_FLUSH_PERSISTENT	VRNIC_BIT(6)
+#define VRNIC_ACCESS_ALL		VRNIC_GENMASK(6, 0)
 
 /*
  * Keys (lkey = rkey):
@@ -1123,6 +1137,8 @@ enum vrnic_cqe_opcode {
 	VRNIC_CQE_OP_LOCAL_INV = 5,
 	VRNIC_CQE_OP_REG_MR = 6,
 	VRNIC_CQE_OP_BIND_MW = 7,
+	VRNIC_CQE_OP_FLUSH = 8,
+	VRNIC_CQE_OP_ATOMIC_WRITE = 9,
 	VRNIC_CQE_OP_RECV = 0x80,
 	VRNIC_CQE_OP_RECV_RDMA_WITH_IMM = 0x81,
 };
@@ -1383,6 +1399,8 @@ enum vrnic_wqe_opcode {
 	VRNIC_WQE_OP_BIND_MW = 8,	/* RC/UC; the WQE is a vrnic_bind_mw_wqe */
 	VRNIC_WQE_OP_LOCAL_INV = 9,	/* RC/UC; imm_data = the key */
 	VRNIC_WQE_OP_REG_MR = 10,	/* RC/UC; the WQE is a vrnic_reg_mr_wqe */
+	VRNIC_WQE_OP_ATOMIC_WRITE = 11,	/* RC; VRNIC_DEVICE_CAP_ATOMIC_WRITE */
+	VRNIC_WQE_OP_FLUSH = 12,	/* RC; VRNIC_DEVICE_CAP_FLUSH */
 };
 
 #define VRNIC_WQE_FLAG_SIGNALED		VRNIC_BIT(0)
@@ -1400,12 +1418,33 @@ struct vrnic_send_wqe {
 	__le32 imm_data;	/* network order; SEND_INV, LOCAL_INV: the key */
 	__le32 rkey;
 	__le64 remote_addr;
-	__le64 compare_add;	/* atomics */
-	__le64 swap;
+	__le64 compare_add;	/* atomics; ATOMIC_WRITE: the 8 bytes; FLUSH: length */
+	__le64 swap;		/* CMP_SWP; FLUSH: VRNIC_FLUSH_* */
 	__u8 rsvd1[16];
 };
 
 static_assert(sizeof(struct vrnic_send_wqe) == 64, "vrnic_send_wqe");
+
+/*
+ * ATOMIC_WRITE (no SGE, num_sge 0): remote_addr (8-byte aligned) and rkey
+ * name the target; compare_add holds the 8 bytes to store there, in memory
+ * order (copied, not converted). FLUSH (no SGE): remote_addr, rkey and
+ * compare_add (the length, at most 2^31) name the range; swap says what is
+ * flushed, with the FLUSH extended transport header's encoding:
+ * 5:4 : selectivity - 0 the range, 1 the whole MR rkey names (the range is
+ *       ignored)
+ * 3:0 : placement type - bit 0 global visibility, bit 1 persistence; at
+ *       least one
+ * Both complete (VRNIC_CQE_OP_ATOMIC_WRITE / _FLUSH) when the responder
+ * answered: everything the QP wrote to the target before is then placed
+ * (visible, or also persistent).
+ */
+#define VRNIC_FLUSH_SEL_MASK		VRNIC_GENMASK(5, 4)
+#define VRNIC_FLUSH_TYPE_MASK		VRNIC_GENMASK(3, 0)
+#define VRNIC_FLUSH_SEL_RANGE		0
+#define VRNIC_FLUSH_SEL_MR		1
+#define VRNIC_FLUSH_TYPE_GLOBAL		VRNIC_BIT(0)
+#define VRNIC_FLUSH_TYPE_PERSISTENT	VRNIC_BIT(1)
 
 /* BIND_MW: executed when the SQ reaches it; no packet goes out. */
 struct vrnic_bind_mw_wqe {

@@ -512,9 +512,15 @@ static void fuzz_timer_mod(void *opaque, int64_t deadline_ns)
     ((FuzzBus *)opaque)->timer_due = deadline_ns;
 }
 
+/* Persistence is a host concern: nothing in the fuzzed memory changes. */
+static void fuzz_dma_persist(void *opaque)
+{
+}
+
 static const VrnicCoreOps fuzz_ops = {
     .dma_read = fuzz_dma_read,
     .dma_write = fuzz_dma_write,
+    .dma_persist = fuzz_dma_persist,
     .irq = fuzz_irq,
     .kick = fuzz_kick,
     .eth_send = fuzz_eth_send,

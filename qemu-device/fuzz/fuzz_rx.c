@@ -367,6 +367,7 @@ static void op_build(FuzzIn *in, FuzzQp *q, const VrnicPkt *base)
         h.deth.sqpn = fin_u8(in);
         pick_rkey(in, &h.reth.va, &h.reth.rkey, false);
         h.reth.len = (ctl & 0x20) ? fin_u32(in) : fin_u16(in) % 20000;
+        h.feth = fin_u8(in);    /* FLUSH: selectivity, placement type */
         pick_rkey(in, &h.atomic.va, &h.atomic.rkey, true);
         h.atomic.swap_add = fin_u64(in);
         h.atomic.compare = fin_u64(in);

@@ -306,7 +306,7 @@ static void op_send(FuzzIn *in, FuzzNode *n, FuzzQp *q)
 
     memset(w, 0, sizeof(w));
     h->wr_id = htole64(fin_u16(in));
-    h->opcode = (opb & 0x80) ? opb : opb % (VRNIC_WQE_OP_REG_MR + 1);
+    h->opcode = (opb & 0x80) ? opb : opb % (VRNIC_WQE_OP_FLUSH + 1);
     h->flags = fin_u8(in);
     if (!(h->flags & 0x80)) {
         h->flags &= 0xf;

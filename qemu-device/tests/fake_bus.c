@@ -223,9 +223,15 @@ static void fake_timer_mod(void *opaque, int64_t deadline_ns)
     ((FakeBus *)opaque)->timer_due = deadline_ns;
 }
 
+static void fake_dma_persist(void *opaque)
+{
+    ((FakeBus *)opaque)->persists++;
+}
+
 static const VrnicCoreOps fake_ops = {
     .dma_read = fake_dma_read,
     .dma_write = fake_dma_write,
+    .dma_persist = fake_dma_persist,
     .irq = fake_irq,
     .kick = fake_kick,
     .eth_send = fake_eth_send,

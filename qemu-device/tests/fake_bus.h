@@ -82,6 +82,7 @@ typedef struct FakeBus {
      */
     bool wire_stalled;
     unsigned wire_queued;
+    unsigned persists;      /* dma_persist calls (FLUSH, persistence) */
     /* The device clock: it only moves in fake_fire_timer (instant work). */
     int64_t now_ns;
     int64_t timer_due;      /* INT64_MAX: idle */

@@ -80,7 +80,7 @@ TEST_F(mr, access_flags_validated_at_registration)
               VRNIC_ACCESS_REMOTE_WRITE, 0, self->buf, 4096, NULL));
     ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, reg_mr(f, self->pdn,
               VRNIC_ACCESS_REMOTE_ATOMIC, 0, self->buf, 4096, NULL));
-    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, reg_mr(f, self->pdn, 1u << 5, 0,
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, reg_mr(f, self->pdn, 1u << 7, 0,
                                              self->buf, 4096, NULL));
     ASSERT_EQ(VRNIC_AQ_STS_BAD_INDEX, reg_mr(f, 77, 0, 0, self->buf, 4096,
                                              NULL));
@@ -381,8 +381,9 @@ TEST(dm_mr_refused_without_device_memory)
                                                 NULL));
     ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, reg_dm_mr(f, pdn, 0, 1, 0, 0, 0, NULL));
     ASSERT_EQ(0, f->core.obj.n_mrs);
-    /* No cap bit; atomics and on-demand paging still there. */
-    ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_ON_DEMAND,
+    /* No cap bit; the rest still there. */
+    ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_ON_DEMAND |
+              VRNIC_DEVICE_CAP_ATOMIC_WRITE | VRNIC_DEVICE_CAP_FLUSH,
               query_device_caps(f));
     fake_free(f);
 }
@@ -390,7 +391,8 @@ TEST(dm_mr_refused_without_device_memory)
 TEST_F(dm, query_device_reports_cap)
 {
     ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_DEVICE_MEM |
-              VRNIC_DEVICE_CAP_ON_DEMAND, query_device_caps(self->f));
+              VRNIC_DEVICE_CAP_ON_DEMAND | VRNIC_DEVICE_CAP_ATOMIC_WRITE |
+              VRNIC_DEVICE_CAP_FLUSH, query_device_caps(self->f));
 }
 
 TEST_F(dm, zero_length_mr_passes_only_zero_length)

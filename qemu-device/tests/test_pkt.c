@@ -95,6 +95,8 @@ static const struct {
     { 0x14, "ATOMIC", false },      /* RC FETCH_ADD */
     { 0x16, "IETH", true },         /* RC SEND LAST INV */
     { 0x17, "IETH", true },         /* RC SEND ONLY INV */
+    { 0x1c, "FETH RETH", false },   /* RC FLUSH (IBTA 1.5) */
+    { 0x1d, "RETH", true },         /* RC ATOMIC WRITE (IBTA 1.5) */
     { 0x20, "", true },             /* UC SEND FIRST */
     { 0x21, "", true },
     { 0x22, "", true },
@@ -121,6 +123,7 @@ static VrnicPktHdrs sample_hdrs(uint8_t opcode)
             .psn = 0xfedcba,
         },
         .deth = { .qkey = 0x80010000, .sqpn = 0x123456 },
+        .feth = 0x21,               /* selectivity 2, placement type 1 */
         .reth = { .va = 0x0011223344556677ull, .rkey = 0x8899aabb,
                   .len = 0x00ccddee },
         .atomic = { .va = 0x1020304050607080ull, .rkey = 0x90a0b0c0,
@@ -147,6 +150,9 @@ static size_t encode_ext(const char *hdrs, const VrnicPktHdrs *h, uint8_t *p)
             put32(p + n, h->deth.qkey);
             put32(p + n + 4, h->deth.sqpn);     /* reserved byte 0 */
             n += 8;
+        } else if (!strcmp(t, "FETH")) {
+            put32(p + n, h->feth);
+            n += 4;
         } else if (!strcmp(t, "RETH")) {
             put64(p + n, h->reth.va);
             put32(p + n + 8, h->reth.rkey);
@@ -342,11 +348,12 @@ TEST(opcode_table)
         known += vrnic_pkt_opinfo(o) != NULL;
     }
     ASSERT_EQ(ARRAY_SIZE(ops), known);
-    /* Reserved, RD, CNP, FLUSH, ATOMIC_WRITE, UC without READ/atomics. */
+    /* Reserved, RD, CNP, UC without READ/atomics/FLUSH/ATOMIC WRITE. */
     ASSERT_EQ(NULL, vrnic_pkt_opinfo(0x15));
-    ASSERT_EQ(NULL, vrnic_pkt_opinfo(0x1c));
-    ASSERT_EQ(NULL, vrnic_pkt_opinfo(0x1d));
+    ASSERT_EQ(NULL, vrnic_pkt_opinfo(0x1e));
     ASSERT_EQ(NULL, vrnic_pkt_opinfo(0x2c));
+    ASSERT_EQ(NULL, vrnic_pkt_opinfo(0x3c));
+    ASSERT_EQ(NULL, vrnic_pkt_opinfo(0x3d));
     ASSERT_EQ(NULL, vrnic_pkt_opinfo(0x44));
     ASSERT_EQ(NULL, vrnic_pkt_opinfo(0x60));
     ASSERT_EQ(NULL, vrnic_pkt_opinfo(0x81));
@@ -1354,8 +1361,8 @@ TEST(bad_versions)
 TEST(bad_opcode)
 {
     static Base b;
-    static const uint8_t bad[] = { 0x15, 0x18, 0x1c, 0x1d, 0x2c, 0x30, 0x44,
-                                   0x60, 0x66, 0x81, 0xe0, 0xff };
+    static const uint8_t bad[] = { 0x15, 0x18, 0x1e, 0x2c, 0x30, 0x3c, 0x3d,
+                                   0x44, 0x60, 0x66, 0x81, 0xe0, 0xff };
 
     for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
         base_build(&b, false, VRNIC_OP(RC, SEND_ONLY), 8);

@@ -10,13 +10,15 @@
  *  - garbage send WQEs: bad opcodes, num_sge past the QP's maximum and
  *    past the WQE, SGE lengths and addresses outside every MR, inline
  *    lengths of 4 GiB, a message over 2^31 bytes, short atomics, UD over
- *    the path MTU, and seeded random WQEs: each completes with its error
+ *    the path MTU, ATOMIC WRITE on UC, a FLUSH with a reserved placement
+ *    type, and seeded random WQEs: each completes with its error
  *    status, the QP goes to ERR and the WQE after it is flushed;
  *  - garbage receive WQEs (num_sge 255, an SGE running off its MR):
  *    receiver LOC_*_ERR, sender REM_OP_ERR, both QPs in ERR;
  *  - the keys of another process's MRs (a forked child with its own
  *    context, PD and MRs) as lkeys (local SGE, READ target, receive SGE)
- *    and as rkeys (WRITE, READ, FETCH_ADD), its memory window (bind,
+ *    and as rkeys (WRITE, READ, FETCH_ADD, ATOMIC WRITE, FLUSH), its
+ *    memory window (bind,
  *    LOCAL_INV, SEND_WITH_INV, WRITE through it), and our window bound to
  *    its MR: refused with LOC_PROT_ERR, REM_ACCESS_ERR, REM_OP_ERR,
  *    MW_BIND_ERR, LOC_QP_OP_ERR or REM_INV_REQ_ERR, and the child's memory
@@ -74,7 +76,7 @@
 #include "qp.h"
 #include "verdict.h"
 /* The provider's private structures: where its rings and doorbells are. */
-#include "vrnic.h"
+#include "raw_wq.h"
 /* Its command wrappers (DECLARE_DRV_CMD), for hand-made udata. */
 #include "vrnic-abi.h"
 
@@ -357,35 +359,6 @@ static struct vrnic_cq *vc(struct ep *e)
 	return to_vrnic_cq(e->cq);
 }
 
-static void *wq_slot(struct vrnic_wq *wq, uint32_t idx)
-{
-	return (uint8_t *)wq->ring +
-	       ((size_t)(idx & ((1u << wq->log_depth) - 1)) << wq->wqe_shift);
-}
-
-/*
- * Put a WQE image into the next slot of a queue the way the provider does
- * (the WQE's wr_id is its ring position; the user's wr_id waits in
- * wrid[]) but without any of its checks, and advance the provider's
- * producer index so that it can match the completion. Rings nothing:
- * returns the index a correct doorbell carries.
- */
-static uint32_t wq_put(struct vrnic_wq *wq, const void *img, size_t len,
-		       uint64_t wr_id)
-{
-	size_t size = (size_t)1 << wq->wqe_shift;
-	uint32_t pi = wq->pi;
-	uint8_t *slot = wq_slot(wq, pi);
-
-	memset(slot, 0, size);
-	memcpy(slot, img, len < size ? len : size);
-	/* wr_id is the first field of every WQE format. */
-	*(__le64 *)slot = htole64(pi);
-	wq->wrid[pi & ((1u << wq->log_depth) - 1)] = wr_id;
-	__atomic_store_n(&wq->pi, pi + 1, __ATOMIC_RELEASE);
-	return pi + 1;
-}
-
 /*
  * The same for an SRQ, whose WQEs carry a slot of the provider's wr_id
  * pool instead of their ring position (they complete out of order).
@@ -408,20 +381,14 @@ static uint32_t srq_put(struct vrnic_srq *srq, const void *img, size_t len,
 	return pi + 1;
 }
 
-/* A raw 32-bit store to this context's doorbell page. */
 static void db_write(struct dev *d, uint32_t off, uint32_t val)
 {
-	struct vrnic_context *c = to_vrnic_context(d->ctx);
-
-	/* The ring stores before the doorbell, as the provider orders them. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	*(volatile __le32 *)((uint8_t *)c->db + off) = htole32(val);
+	raw_db_write(d->ctx, off, val);
 }
 
 static void db(struct dev *d, uint32_t off, uint32_t qn, uint32_t idx)
 {
-	db_write(d, off, VRNIC_FIELD_PREP(VRNIC_DB_INDEX_MASK, idx & 0xffff) |
-			 VRNIC_FIELD_PREP(VRNIC_DB_QN_MASK, qn & 0xffff));
+	raw_db(d->ctx, off, qn, idx);
 }
 
 /*
@@ -866,6 +833,7 @@ enum sq_bad {
 	SQ_UD_LONG, SQ_VIC_LKEY, SQ_VIC_LKEY_READ, SQ_VIC_RKEY_WRITE,
 	SQ_VIC_RKEY_READ, SQ_VIC_RKEY_FADD, SQ_MW_ON_VIC_MR, SQ_MW_VIC_WINDOW,
 	SQ_LINV_VIC_WINDOW, SQ_SENDINV_VIC_WINDOW, SQ_VIC_WINDOW_WRITE,
+	SQ_AWRITE_UC, SQ_FLUSH_RESERVED, SQ_VIC_RKEY_AWRITE, SQ_VIC_RKEY_FLUSH,
 };
 
 struct sq_bad_spec {
@@ -899,6 +867,10 @@ static const struct sq_bad_spec sq_bad_spec[] = {
 	[SQ_SENDINV_VIC_WINDOW] = { IBV_QPT_RC, 1, IBV_WC_REM_INV_REQ_ERR,
 				    IBV_QPS_ERR, IBV_WC_REM_INV_REQ_ERR },
 	[SQ_VIC_WINDOW_WRITE] = { IBV_QPT_RC, 1, IBV_WC_REM_ACCESS_ERR, IBV_QPS_ERR },
+	[SQ_AWRITE_UC] = { IBV_QPT_UC, 1, IBV_WC_LOC_QP_OP_ERR, IBV_QPS_RTS },
+	[SQ_FLUSH_RESERVED] = { IBV_QPT_RC, 1, IBV_WC_LOC_QP_OP_ERR, IBV_QPS_RTS },
+	[SQ_VIC_RKEY_AWRITE] = { IBV_QPT_RC, 1, IBV_WC_REM_ACCESS_ERR, IBV_QPS_ERR },
+	[SQ_VIC_RKEY_FLUSH] = { IBV_QPT_RC, 1, IBV_WC_REM_ACCESS_ERR, IBV_QPS_ERR },
 };
 
 static bool big_mr(struct ctx *c, struct verdict *v)
@@ -1077,6 +1049,31 @@ static bool sq_bad_build(struct ctx *c, enum sq_bad bad, struct pair *p,
 		sge_set(&w->sge[0], abuf, 64, lk);
 		swqe_remote(w, vic->win_addr, vic->mw_rkey);
 		break;
+	case SQ_AWRITE_UC:
+	case SQ_VIC_RKEY_AWRITE:
+		/* The 8 bytes travel in the WQE; no SGE. */
+		swqe_init(w, VRNIC_WQE_OP_ATOMIC_WRITE, 0);
+		if (bad == SQ_AWRITE_UC)
+			swqe_remote(w, bbuf, b->mr->rkey);
+		else
+			swqe_remote(w, vic->hp_addr, vic->hp_rkey);
+		w->h.compare_add = htole64(0xbadbadbadbadull);
+		break;
+	case SQ_FLUSH_RESERVED:
+		/* Placement type bit 3 is reserved. */
+		swqe_init(w, VRNIC_WQE_OP_FLUSH, 0);
+		swqe_remote(w, bbuf, b->mr->rkey);
+		w->h.compare_add = htole64(64);
+		w->h.swap = htole64(VRNIC_FLUSH_TYPE_GLOBAL | 0x8);
+		break;
+	case SQ_VIC_RKEY_FLUSH:
+		swqe_init(w, VRNIC_WQE_OP_FLUSH, 0);
+		swqe_remote(w, vic->hp_addr, vic->hp_rkey);
+		w->h.compare_add = htole64(64);
+		w->h.swap = htole64(VRNIC_FIELD_PREP(VRNIC_FLUSH_SEL_MASK,
+						     VRNIC_FLUSH_SEL_MR) |
+				    VRNIC_FLUSH_TYPE_PERSISTENT);
+		break;
 	}
 	return true;
 }
@@ -1099,7 +1096,7 @@ static void run_sq_bad(struct ctx *c, const struct tcase *tc, struct verdict *v)
 		fail(v, "ibv_post_recv: %s", strerror(errno));
 		goto out;
 	}
-	pi = wq_put(&vq(&p.a)->sq, &w, sizeof(w), 0xbad1);
+	pi = raw_wq_put(&vq(&p.a)->sq, &w, sizeof(w), 0xbad1);
 	sq_ring(&p.a, pi);
 	/* A good WRITE (UD: SEND) behind it must be flushed, not run. */
 	if (s->qpt == IBV_QPT_UD) {
@@ -1209,7 +1206,7 @@ static void run_rq_bad(struct ctx *c, const struct tcase *tc, struct verdict *v)
 		pi = srq_put(srq, &r, sizeof(r), 0xbad2);
 		db(&c->d, VRNIC_DB_SRQ, srq->srqn, pi);
 	} else {
-		pi = wq_put(&vq(&p.b)->rq, &r, sizeof(r), 0xbad2);
+		pi = raw_wq_put(&vq(&p.b)->rq, &r, sizeof(r), 0xbad2);
 		rq_ring(&p.b, pi);
 	}
 	fill(p.a.buf, len, 0x5e4d);
@@ -1270,7 +1267,7 @@ static void run_sq_db(struct ctx *c, const struct tcase *tc, struct verdict *v)
 	fill(p.a.buf + 4 * KiB, 256, 0xd00b);
 	sge_set(&w.sge[0], (uintptr_t)p.a.buf + 4 * KiB, 256, p.a.mr->lkey);
 	swqe_remote(&w, (uintptr_t)p.b.buf + 4 * KiB, p.b.mr->rkey);
-	pi = wq_put(&vq(&p.a)->sq, &w, sizeof(w), 2);
+	pi = raw_wq_put(&vq(&p.a)->sq, &w, sizeof(w), 2);
 	switch (tc->arg) {
 	case DB_AHEAD:
 		bad[0] = pi + depth;	/* ci (= pi - 1) + depth + 1 */
@@ -1340,7 +1337,7 @@ static void run_rq_db(struct ctx *c, const struct tcase *tc, struct verdict *v)
 		db(&c->d, VRNIC_DB_SRQ, srq->srqn, pi - 2);
 	} else {
 		depth = 1u << vq(&p.b)->rq.log_depth;
-		pi = wq_put(&vq(&p.b)->rq, &r, sizeof(r), 0x4ec);
+		pi = raw_wq_put(&vq(&p.b)->rq, &r, sizeof(r), 0x4ec);
 		rq_ring(&p.b, pi + depth);
 		rq_ring(&p.b, pi + 0x8000);
 	}
@@ -1396,7 +1393,7 @@ static void run_reset_db(struct ctx *c, const struct tcase *tc,
 	fill(p.a.buf, 128, 0x4e5e7);
 	sge_set(&w.sge[0], (uintptr_t)p.a.buf, 128, p.a.mr->lkey);
 	swqe_remote(&w, (uintptr_t)p.b.buf, p.b.mr->rkey);
-	memcpy(wq_slot(&vq(&p.a)->sq, 0), &w, sizeof(w.h) + sizeof(w.sge[0]));
+	memcpy(raw_wq_slot(&vq(&p.a)->sq, 0), &w, sizeof(w.h) + sizeof(w.sge[0]));
 	sq_ring(&p.a, 1);
 	if (!qp_to_init(p.a.qp, v) || !ep_connect(&p.a, &p.b, &conn_default, v) ||
 	    !ep_connect(&p.b, &p.a, &conn_default, v))
@@ -1637,7 +1634,7 @@ static void run_sweep(struct ctx *c, const struct tcase *tc, struct verdict *v)
 			swqe_remote(&w, (uintptr_t)p.b.buf +
 				    (mix(s) >> 7) % (64 * KiB), p.b.mr->rkey);
 		w.h.flags |= VRNIC_WQE_FLAG_SIGNALED;
-		pi = wq_put(&vq(&p.a)->sq, &w, sizeof(w), 0x5eed0000 + s);
+		pi = raw_wq_put(&vq(&p.a)->sq, &w, sizeof(w), 0x5eed0000 + s);
 		sq_ring(&p.a, pi);
 		if (wait_wc(p.a.cq, &wc, 1, WAIT_MS) != 1) {
 			fail(v, "seed %d (opcode %#x flags %#x num_sge %u): no CQE",
@@ -1741,7 +1738,7 @@ static void run_storm(struct ctx *c, const struct tcase *tc, struct verdict *v)
 		swqe_init(&w, VRNIC_WQE_OP_RDMA_WRITE, 1);
 		sge_set(&w.sge[0], (uintptr_t)p.a.buf, 64, p.a.mr->lkey);
 		swqe_remote(&w, (uintptr_t)p.b.buf, p.b.mr->rkey);
-		sq_ring(&p.a, wq_put(&vq(&p.a)->sq, &w, sizeof(w), x));
+		sq_ring(&p.a, raw_wq_put(&vq(&p.a)->sq, &w, sizeof(w), x));
 		db(&c->d, VRNIC_DB_SQ, p.a.qp->qp_num, x >> 16);
 		db(&c->d, VRNIC_DB_RQ, p.b.qp->qp_num, x >> 32);
 		db(&c->d, (x >> 48) & 0xffc, x >> 8, x >> 24);
@@ -2053,6 +2050,10 @@ static const struct tcase cases[] = {
 	{ "SQ: inline RDMA_READ: LOC_QP_OP_ERR", run_sq_bad, SQ_INLINE_READ },
 	{ "SQ: 16 SGEs of 128 MiB + 4 KiB (over 2^31 bytes): LOC_LEN_ERR",
 	  run_sq_bad, SQ_2G },
+	{ "SQ: ATOMIC WRITE on a UC QP: LOC_QP_OP_ERR", run_sq_bad,
+	  SQ_AWRITE_UC },
+	{ "SQ: FLUSH with a reserved placement type bit: LOC_QP_OP_ERR",
+	  run_sq_bad, SQ_FLUSH_RESERVED },
 	{ "SQ: FETCH_ADD into a 4-byte SGE: LOC_LEN_ERR", run_sq_bad,
 	  SQ_ATOMIC_SHORT },
 	{ "SQ: UD SEND of 2048 bytes over a 1024-byte path MTU: LOC_LEN_ERR",
@@ -2067,6 +2068,10 @@ static const struct tcase cases[] = {
 	  run_sq_bad, SQ_VIC_RKEY_READ },
 	{ "keys: another process's rkey in a FETCH_ADD: REM_ACCESS_ERR",
 	  run_sq_bad, SQ_VIC_RKEY_FADD },
+	{ "keys: another process's rkey in an ATOMIC WRITE: REM_ACCESS_ERR",
+	  run_sq_bad, SQ_VIC_RKEY_AWRITE },
+	{ "keys: another process's rkey in a FLUSH of its whole MR: REM_ACCESS_ERR",
+	  run_sq_bad, SQ_VIC_RKEY_FLUSH },
 	{ "keys: BIND_MW of our window onto another process's MR: MW_BIND_ERR",
 	  run_sq_bad, SQ_MW_ON_VIC_MR },
 	{ "keys: BIND_MW of another process's window onto our MR: MW_BIND_ERR",

@@ -120,6 +120,10 @@ static enum ibv_wc_opcode vrnic_to_ibv_wc_opcode(uint8_t opcode)
 		return IBV_WC_LOCAL_INV;
 	case VRNIC_CQE_OP_BIND_MW:
 		return IBV_WC_BIND_MW;
+	case VRNIC_CQE_OP_ATOMIC_WRITE:
+		return IBV_WC_ATOMIC_WRITE;
+	case VRNIC_CQE_OP_FLUSH:
+		return IBV_WC_FLUSH;
 	case VRNIC_CQE_OP_RECV:
 		return IBV_WC_RECV;
 	case VRNIC_CQE_OP_RECV_RDMA_WITH_IMM:

@@ -55,7 +55,8 @@
 #define VRNIC_SEND_OPS_RC (VRNIC_SEND_OPS_UC | IBV_QP_EX_WITH_SEND_WITH_INV | \
 			   IBV_QP_EX_WITH_RDMA_READ | \
 			   IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+			   IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 /*
  * libibverbs 44 (the host's) predates ibv_qp_ex.wr_flush (rdma-core 45):
@@ -499,6 +500,24 @@ static void vrnic_wr_atomic_fetch_add(struct ibv_qp_ex *ibvqpx, uint32_t rkey,
 			remote_addr, add, 0);
 }
 
+/*
+ * ATOMIC WRITE (IBTA 1.5): the 8 bytes at atomic_wr travel in the WQE, as
+ * they are in memory, and land at remote_addr (8-byte aligned) in one
+ * store. No SGE: one set after it fails the WQE.
+ */
+static void vrnic_wr_atomic_write(struct ibv_qp_ex *ibvqpx, uint32_t rkey,
+				  uint64_t remote_addr, const void *atomic_wr)
+{
+	struct vrnic_send_wqe *wqe;
+
+	wqe = vrnic_wr_common(ibvqpx, VRNIC_WQE_OP_ATOMIC_WRITE);
+	if (!wqe)
+		return;
+	wqe->rkey = htole32(rkey);
+	wqe->remote_addr = htole64(remote_addr);
+	memcpy(&wqe->compare_add, atomic_wr, sizeof(wqe->compare_add));
+}
+
 static void vrnic_wr_set_sge_list(struct ibv_qp_ex *ibvqpx, size_t num_sge,
 				  const struct ibv_sge *sg_list)
 {
@@ -674,6 +693,8 @@ static void vrnic_qp_fill_wr_pfns(struct vrnic_qp *qp,
 		ibvqpx->wr_atomic_cmp_swp = vrnic_wr_atomic_cmp_swp;
 	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		ibvqpx->wr_atomic_fetch_add = vrnic_wr_atomic_fetch_add;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		ibvqpx->wr_atomic_write = vrnic_wr_atomic_write;
 	if (ops & IBV_QP_EX_WITH_BIND_MW)
 		ibvqpx->wr_bind_mw = vrnic_wr_bind_mw;
 	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
@@ -721,6 +742,9 @@ static int vrnic_check_qp_attr(struct vrnic_context *ctx,
 		return EOPNOTSUPP;
 	}
 
+	/* VRNIC_DEVICE_CAP_ATOMIC_WRITE, as the kernel reports it. */
+	if (!ctx->atomic_write)
+		ops_supported &= ~(uint64_t)IBV_QP_EX_WITH_ATOMIC_WRITE;
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    !check_comp_mask(attr->send_ops_flags, ops_supported))
 		return EOPNOTSUPP;

@@ -693,6 +693,41 @@ static void test_wr_api_and_ud(void)
 		vrnic_destroy_qp(&rc->vqp.qp);
 	}
 
+	/* ATOMIC WRITE: only on a device that has it; the 8 bytes in the WQE. */
+	{
+		static const uint8_t val[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+		struct vrnic_send_wqe *aw_wqe;
+		struct vrnic_qp *rc;
+		struct ibv_qp_ex *rcx;
+
+		ctx->atomic_write = false;
+		CHECK(!make_qp(IBV_QPT_RC, ibvcq, ibvcq, NULL, cap,
+			       IBV_QP_EX_WITH_ATOMIC_WRITE) && errno == EOPNOTSUPP,
+		      "ATOMIC_WRITE send op without the device's -> EOPNOTSUPP");
+		ctx->atomic_write = true;
+		CHECK(!make_qp(IBV_QPT_UC, ibvcq, ibvcq, NULL, cap,
+			       IBV_QP_EX_WITH_ATOMIC_WRITE) && errno == EOPNOTSUPP,
+		      "ATOMIC_WRITE on UC -> EOPNOTSUPP");
+		rc = make_qp(IBV_QPT_RC, ibvcq, ibvcq, NULL, cap,
+			     IBV_QP_EX_WITH_ATOMIC_WRITE);
+		CHECK(rc && rc->vqp.qp_ex.wr_atomic_write,
+		      "RC QP with ATOMIC_WRITE installs wr_atomic_write");
+		rcx = &rc->vqp.qp_ex;
+		rc->vqp.qp.state = IBV_QPS_RTS;
+		ibv_wr_start(rcx);
+		ibv_wr_atomic_write(rcx, 0x55, 0x9008, val);
+		CHECK(ibv_wr_complete(rcx) == 0 &&
+		      db_read(VRNIC_DB_SQ) == db_val(rc->qpn, 1),
+		      "wr_atomic_write posts");
+		aw_wqe = sq_wqe(rc, 0);
+		CHECK(aw_wqe->opcode == VRNIC_WQE_OP_ATOMIC_WRITE &&
+		      le64toh(aw_wqe->remote_addr) == 0x9008 &&
+		      le32toh(aw_wqe->rkey) == 0x55 && !aw_wqe->num_sge &&
+		      !memcmp(&aw_wqe->compare_add, val, 8),
+		      "ATOMIC_WRITE WQE: address, rkey, the 8 bytes, no SGE");
+		vrnic_destroy_qp(&rc->vqp.qp);
+	}
+
 	vrnic_destroy_ah(ah);
 	vrnic_destroy_qp(&qp->vqp.qp);
 	vrnic_destroy_cq(ibvcq);

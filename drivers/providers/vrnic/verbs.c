@@ -66,6 +66,8 @@ int vrnic_query_device_ctx(struct vrnic_context *ctx)
 	ctx->max_cqe = attr.orig_attr.max_cqe;
 	ctx->max_srq_wr = attr.orig_attr.max_srq_wr;
 	ctx->max_srq_sge = attr.orig_attr.max_srq_sge;
+	ctx->atomic_write = attr.device_cap_flags_ex &
+			    IB_UVERBS_DEVICE_ATOMIC_WRITE;
 	verbs_debug(&ctx->ibvctx, "max_qp_wr %u max_sge %u max_cqe %u\n",
 		    ctx->max_qp_wr, ctx->max_sge, ctx->max_cqe);
 	return 0;

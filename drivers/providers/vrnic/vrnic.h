@@ -56,6 +56,7 @@ struct vrnic_context {
 	uint32_t max_cqe;
 	uint32_t max_srq_wr;
 	uint32_t max_srq_sge;
+	bool atomic_write;		/* IB_UVERBS_DEVICE_ATOMIC_WRITE */
 	/* From the alloc_ucontext response. */
 	uint32_t max_inline_data;
 	/*

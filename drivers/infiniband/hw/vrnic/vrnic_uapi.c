@@ -15,12 +15,15 @@
 
 #include "vrnic.h"
 
+/* What alloc_ucontext answered (vrnic_query_ucontext). */
+#define VRNIC_UCTX_RESP_SPEC \
+	UVERBS_ATTR_STRUCT(struct vrnic_alloc_ucontext_resp, max_sge)
+
 ADD_UVERBS_ATTRIBUTES_SIMPLE(vrnic_query_context_attrs, UVERBS_OBJECT_DEVICE,
-	UVERBS_METHOD_QUERY_CONTEXT,
-	UVERBS_ATTR_PTR_OUT(VRNIC_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
-			    UVERBS_ATTR_STRUCT(struct vrnic_alloc_ucontext_resp,
-					       max_sge),
-			    UA_MANDATORY));
+			     UVERBS_METHOD_QUERY_CONTEXT,
+			     UVERBS_ATTR_PTR_OUT(VRNIC_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
+						 VRNIC_UCTX_RESP_SPEC,
+						 UA_MANDATORY));
 
 static int UVERBS_HANDLER(VRNIC_IB_METHOD_PD_QUERY)(struct uverbs_attr_bundle *attrs)
 {

@@ -150,6 +150,12 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		attr->cq_caps.max_cq_moderation_period =
 			VRNIC_CQ_MOD_MAX_PERIOD_US;
 	}
+	/* IBTA 1.5: ATOMIC WRITE, FLUSH (both placement types). */
+	if (da->device_caps & VRNIC_DEVICE_CAP_ATOMIC_WRITE)
+		attr->device_cap_flags |= IB_DEVICE_ATOMIC_WRITE;
+	if (da->device_caps & VRNIC_DEVICE_CAP_FLUSH)
+		attr->device_cap_flags |= IB_DEVICE_FLUSH_GLOBAL |
+					  IB_DEVICE_FLUSH_PERSISTENT;
 	attr->kernel_cap_flags = 0;
 	vrnic_odp_caps(to_vdev(ibdev), attr);
 	/* The device executes atomics one at a time: atomic to each other. */
@@ -581,10 +587,27 @@ int vrnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |		\
 	 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC |		\
 	 IB_ACCESS_MW_BIND | IB_ZERO_BASED | IB_ACCESS_HUGETLB |	\
-	 IB_ACCESS_ON_DEMAND | IB_ACCESS_OPTIONAL)
+	 IB_ACCESS_ON_DEMAND | IB_ACCESS_FLUSH_GLOBAL |			\
+	 IB_ACCESS_FLUSH_PERSISTENT | IB_ACCESS_OPTIONAL)
+
+/* The IB access flags the device enforces, and its bit for each. */
+static const struct {
+	int ib;
+	u32 hw;
+} vrnic_access_bits[] = {
+	{ IB_ACCESS_LOCAL_WRITE, VRNIC_ACCESS_LOCAL_WRITE },
+	{ IB_ACCESS_REMOTE_READ, VRNIC_ACCESS_REMOTE_READ },
+	{ IB_ACCESS_REMOTE_WRITE, VRNIC_ACCESS_REMOTE_WRITE },
+	{ IB_ACCESS_REMOTE_ATOMIC, VRNIC_ACCESS_REMOTE_ATOMIC },
+	{ IB_ACCESS_MW_BIND, VRNIC_ACCESS_MW_BIND },
+	{ IB_ACCESS_FLUSH_GLOBAL, VRNIC_ACCESS_FLUSH_GLOBAL },
+	{ IB_ACCESS_FLUSH_PERSISTENT, VRNIC_ACCESS_FLUSH_PERSISTENT },
+};
 
 int vrnic_access(int ib_access, u32 *access)
 {
+	int i;
+
 	if (ib_access & ~VRNIC_MR_ACCESS_SUPPORTED)
 		return -EOPNOTSUPP;
 	/* IBTA: remote write and atomic need local write */
@@ -593,17 +616,21 @@ int vrnic_access(int ib_access, u32 *access)
 		return -EINVAL;
 
 	*access = 0;
-	if (ib_access & IB_ACCESS_LOCAL_WRITE)
-		*access |= VRNIC_ACCESS_LOCAL_WRITE;
-	if (ib_access & IB_ACCESS_REMOTE_READ)
-		*access |= VRNIC_ACCESS_REMOTE_READ;
-	if (ib_access & IB_ACCESS_REMOTE_WRITE)
-		*access |= VRNIC_ACCESS_REMOTE_WRITE;
-	if (ib_access & IB_ACCESS_REMOTE_ATOMIC)
-		*access |= VRNIC_ACCESS_REMOTE_ATOMIC;
-	if (ib_access & IB_ACCESS_MW_BIND)
-		*access |= VRNIC_ACCESS_MW_BIND;
+	for (i = 0; i < ARRAY_SIZE(vrnic_access_bits); i++)
+		if (ib_access & vrnic_access_bits[i].ib)
+			*access |= vrnic_access_bits[i].hw;
 	return 0;
+}
+
+/* The IB access flags of the device's VRNIC_ACCESS_* bits. */
+static int vrnic_ib_access(u32 access)
+{
+	int i, ib_access = 0;
+
+	for (i = 0; i < ARRAY_SIZE(vrnic_access_bits); i++)
+		if (access & vrnic_access_bits[i].hw)
+			ib_access |= vrnic_access_bits[i].ib;
+	return ib_access;
 }
 
 /*
@@ -817,17 +844,7 @@ struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 			return ERR_PTR(err);
 		p.flags |= VRNIC_MR_REREG_ACCESS;
 	} else {
-		ib_access = 0;
-		if (access & VRNIC_ACCESS_LOCAL_WRITE)
-			ib_access |= IB_ACCESS_LOCAL_WRITE;
-		if (access & VRNIC_ACCESS_REMOTE_READ)
-			ib_access |= IB_ACCESS_REMOTE_READ;
-		if (access & VRNIC_ACCESS_REMOTE_WRITE)
-			ib_access |= IB_ACCESS_REMOTE_WRITE;
-		if (access & VRNIC_ACCESS_REMOTE_ATOMIC)
-			ib_access |= IB_ACCESS_REMOTE_ATOMIC;
-		if (access & VRNIC_ACCESS_MW_BIND)
-			ib_access |= IB_ACCESS_MW_BIND;
+		ib_access = vrnic_ib_access(access);
 	}
 
 	if (flags & IB_MR_REREG_TRANS) {
@@ -1839,13 +1856,8 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->rq_psn = le32_to_cpu(hw.rq_psn);
 	attr->sq_psn = le32_to_cpu(hw.sq_psn);
 	attr->dest_qp_num = le32_to_cpu(hw.dest_qpn);
-	access = le32_to_cpu(hw.access);
-	if (access & VRNIC_ACCESS_REMOTE_READ)
-		attr->qp_access_flags |= IB_ACCESS_REMOTE_READ;
-	if (access & VRNIC_ACCESS_REMOTE_WRITE)
-		attr->qp_access_flags |= IB_ACCESS_REMOTE_WRITE;
-	if (access & VRNIC_ACCESS_REMOTE_ATOMIC)
-		attr->qp_access_flags |= IB_ACCESS_REMOTE_ATOMIC;
+	access = le32_to_cpu(hw.access) & ~VRNIC_ACCESS_LOCAL_WRITE;
+	attr->qp_access_flags |= vrnic_ib_access(access);
 	attr->cap = qp->cap;
 	attr->pkey_index = le16_to_cpu(hw.pkey_index);
 	attr->port_num = VRNIC_PORT;
