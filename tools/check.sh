@@ -173,11 +173,13 @@ guest pair_middleware -n 2 -t 900 -- \
 # to 64 MiB with the payload verified, atomics, SRQ, inline, 3 SGEs, the
 # IBTA error statuses and the rx_qkey_mismatch counter. No capture. Then
 # dma-buf MRs between the guests, peer memory (the ivshmem BAR) included,
-# and on-demand MRs whose pages only the peer's RDMA touches.
+# and on-demand MRs whose pages only the peer's RDMA touches, and ATOMIC
+# WRITE.
 guest pair_transport -n 2 -t 900 --peer-mem 16 -- \
 	"pair_transport:selftests/vrnic/pair_transport.sh" \
 	"pair_dmabuf:build/selftests/vrnic/pair_dmabuf" \
-	"pair_odp:build/selftests/vrnic/pair_odp"
+	"pair_odp:build/selftests/vrnic/pair_odp" \
+	"pair_ibta15:build/selftests/vrnic/pair_ibta15"
 
 # Jumbo frames: netdev MTU 9000 in both guests, so ib_core and perftest
 # use path MTU 4096 (4 KiB of payload per packet): the tools and the
@@ -255,16 +257,19 @@ wire pair_rxe -m 100 -p 169.254.0.1,169.254.0.2 \
 
 # Interop: vrnic against rdma_rxe on the same wire, in both roles (node 0
 # is the client): rping -V, ib_write_bw and the matrix (ibv_rc/ud_pingpong,
-# perftest READ/SEND/atomic bandwidth, WRITE/READ/SEND/atomic latency); rxe's and
-# vrnic's frames must all decode and carry valid ICRCs.
+# perftest READ/SEND/atomic bandwidth, WRITE/READ/SEND/atomic latency) and
+# ATOMIC WRITE (pair_ibta15); rxe's and vrnic's frames must all decode and
+# carry valid ICRCs.
 guest interop_vrnic_client -n 2 --nic vrnic,rxe -t 300 \
 	--pcap "$out/interop_vrnic_client.pcap" -- \
-	"interop_vrnic_client:PAIR_RDMA_MATRIX=1 selftests/vrnic/pair_rdma.sh"
+	"interop_vrnic_client:PAIR_RDMA_MATRIX=1 selftests/vrnic/pair_rdma.sh" \
+	"interop_ibta15_vrnic_client:build/selftests/vrnic/pair_ibta15"
 wire interop_vrnic_client -m 100 -o UD_SEND_ONLY -o RC_RDMA_WRITE_FIRST \
 	-o RC_ACKNOWLEDGE "$out/interop_vrnic_client.pcap"
 guest interop_rxe_client -n 2 --nic rxe,vrnic -t 300 \
 	--pcap "$out/interop_rxe_client.pcap" -- \
-	"interop_rxe_client:PAIR_RDMA_MATRIX=1 selftests/vrnic/pair_rdma.sh"
+	"interop_rxe_client:PAIR_RDMA_MATRIX=1 selftests/vrnic/pair_rdma.sh" \
+	"interop_ibta15_rxe_client:build/selftests/vrnic/pair_ibta15"
 wire interop_rxe_client -m 100 -o UD_SEND_ONLY -o RC_RDMA_WRITE_FIRST \
 	-o RC_ACKNOWLEDGE "$out/interop_rxe_client.pcap"
 

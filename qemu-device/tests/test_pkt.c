@@ -736,6 +736,63 @@ TEST(golden_rxe_frames_build_byte_exact)
     ASSERT_EQ(0, memcmp(rxe_read_req, frame, sizeof(rxe_read_req)));
 }
 
+/*
+ * IBTA 1.5 from rdma_rxe (Linux 6.12): an ATOMIC WRITE it sent to vrnic and
+ * the empty READ RESPONSE ONLY it answered one of vrnic's with, captured in
+ * the interop runs of pair_ibta15 (tools/vm --nic rxe,vrnic / vrnic,rxe).
+ */
+static const uint8_t rxe_atomic_write[] = {
+    0x52, 0x54, 0x00, 0x76, 0x72, 0x02, 0x52, 0x54, 0x00, 0x76, 0x72, 0x01,
+    0x08, 0x00, 0x45, 0x00, 0x00, 0x44, 0x1a, 0x60, 0x40, 0x00, 0x40, 0x11,
+    0xcc, 0x49, 0xa9, 0xfe, 0x00, 0x01, 0xa9, 0xfe, 0x00, 0x02, 0xc0, 0x22,
+    0x12, 0xb7, 0x00, 0x30, 0x00, 0x00, 0x1d, 0x00, 0xff, 0xff, 0x00, 0x00,
+    0x00, 0x02, 0x80, 0x00, 0x01, 0x90, 0x00, 0x00, 0x7f, 0xfc, 0xa3, 0x91,
+    0xec, 0xa8, 0x00, 0x00, 0x02, 0xd0, 0x00, 0x00, 0x00, 0x08, 0x08, 0xcd,
+    0xb7, 0xbc, 0x98, 0x14, 0x9e, 0x32, 0x77, 0x54, 0x6b, 0xea,
+};
+
+static const uint8_t rxe_empty_read_resp[] = {
+    0x52, 0x54, 0x00, 0x76, 0x72, 0x01, 0x52, 0x54, 0x00, 0x76, 0x72, 0x02,
+    0x08, 0x00, 0x45, 0x00, 0x00, 0x30, 0xe9, 0xb3, 0x40, 0x00, 0x40, 0x11,
+    0xfd, 0x09, 0xa9, 0xfe, 0x00, 0x02, 0xa9, 0xfe, 0x00, 0x01, 0xc0, 0x22,
+    0x12, 0xb7, 0x00, 0x1c, 0x00, 0x00, 0x10, 0x00, 0xff, 0xff, 0x00, 0x00,
+    0x00, 0x02, 0x00, 0x00, 0x01, 0x90, 0x1f, 0x00, 0x00, 0x01, 0x45, 0x78,
+    0xa6, 0x19,
+};
+
+/* Parsed as rdma_rxe meant them, and rebuilt byte for byte, ICRC included. */
+TEST(golden_rxe_ibta15_frames)
+{
+    uint8_t frame[128];
+    VrnicPkt p;
+
+    ASSERT_EQ(VRNIC_PKT_OK, vrnic_pkt_parse(rxe_atomic_write,
+                                            sizeof(rxe_atomic_write), &p));
+    ASSERT_EQ(VRNIC_OP(RC, ATOMIC_WRITE), p.hdr.bth.opcode);
+    ASSERT_TRUE(p.hdr.bth.ack_req);
+    ASSERT_EQ(400, p.hdr.bth.psn);
+    ASSERT_EQ(0x7ffca391eca8ull, p.hdr.reth.va);
+    ASSERT_EQ(0x2d0, p.hdr.reth.rkey);
+    ASSERT_EQ(8, p.hdr.reth.len);
+    ASSERT_EQ(8, p.payload_len);
+    ASSERT_EQ(0, p.hdr.bth.pad);
+    ASSERT_EQ(sizeof(rxe_atomic_write),
+              vrnic_pkt_build(frame, sizeof(frame), &p.addr, &p.hdr,
+                              rxe_atomic_write + p.payload_off, 8));
+    ASSERT_EQ(0, memcmp(rxe_atomic_write, frame, sizeof(rxe_atomic_write)));
+
+    ASSERT_EQ(VRNIC_PKT_OK, vrnic_pkt_parse(rxe_empty_read_resp,
+                                            sizeof(rxe_empty_read_resp), &p));
+    ASSERT_EQ(VRNIC_OP(RC, READ_RESP_ONLY), p.hdr.bth.opcode);
+    ASSERT_EQ(400, p.hdr.bth.psn);
+    ASSERT_EQ(0, p.payload_len);
+    ASSERT_EQ(1, p.hdr.aeth.msn);
+    ASSERT_EQ(sizeof(rxe_empty_read_resp),
+              vrnic_pkt_build(frame, sizeof(frame), &p.addr, &p.hdr, NULL, 0));
+    ASSERT_EQ(0, memcmp(rxe_empty_read_resp, frame,
+                        sizeof(rxe_empty_read_resp)));
+}
+
 /* ---------------------------------------------------------------------------
  * The capture: $VRNIC_VECTORS or <clone>/../shared/vectors.
  */

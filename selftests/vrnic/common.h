@@ -48,13 +48,21 @@ static inline uint64_t rand64(void)
 	return r;
 }
 
+/*
+ * The node's RDMA device: the one tools/vm names in VRNIC_IBDEV (vrnic0,
+ * or rxe0 on an rdma_rxe node of an interop pair), else the first vrnic.
+ */
 static inline struct ibv_context *vrnic_open(void)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
+	const char *want = getenv("VRNIC_IBDEV");
 	struct ibv_context *ctx = NULL;
 
 	for (int i = 0; list && list[i]; i++) {
-		if (!strncmp(ibv_get_device_name(list[i]), "vrnic", 5)) {
+		const char *name = ibv_get_device_name(list[i]);
+
+		if (want && *want ? !strcmp(name, want) :
+				    !strncmp(name, "vrnic", 5)) {
 			ctx = ibv_open_device(list[i]);
 			break;
 		}

@@ -69,16 +69,23 @@ static inline uint8_t pair_pat(uint64_t seed, size_t k)
 /*
  * A CQ and an RC QP on it, connected to the peer's: swaps *me (rkey, seed
  * and addr set by the caller, or a setup failure in v) for *peer, then
- * INIT -> RTS and a meeting point. False when either side failed.
+ * INIT -> RTS and a meeting point. With send_ops (IBV_QP_EX_WITH_*) the
+ * QP is an extended one with those builders. False when either side
+ * failed.
  */
-static inline bool pair_qp(struct pair_ctx *c, struct ibv_cq **cq,
-			   struct ibv_qp **qp, struct pair_msg *me,
-			   struct pair_msg *peer, struct verdict *v)
+static inline bool pair_qp_ex(struct pair_ctx *c, struct ibv_cq **cq,
+			      struct ibv_qp **qp, struct pair_msg *me,
+			      struct pair_msg *peer, uint64_t send_ops,
+			      struct verdict *v)
 {
-	struct ibv_qp_init_attr ia = {
+	struct ibv_qp_init_attr_ex ia = {
 		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_RC,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     (send_ops ? IBV_QP_INIT_ATTR_SEND_OPS_FLAGS : 0),
+		.pd = c->pd,
+		.send_ops_flags = send_ops,
 	};
 	const struct rc_knobs k = { .timeout = 18, .retry_cnt = 7,
 				    .rnr_retry = 7, .min_rnr_timer = 12 };
@@ -86,7 +93,7 @@ static inline bool pair_qp(struct pair_ctx *c, struct ibv_cq **cq,
 
 	*cq = ibv_create_cq(c->dev, 16, NULL, NULL, 0);
 	ia.send_cq = ia.recv_cq = *cq;
-	*qp = v->ok && *cq ? ibv_create_qp(c->pd, &ia) : NULL;
+	*qp = v->ok && *cq ? ibv_create_qp_ex(c->dev, &ia) : NULL;
 	if (v->ok && !*qp)
 		fail(v, "ibv_create_cq/ibv_create_qp: %s", strerror(errno));
 	else if (v->ok)
@@ -109,6 +116,13 @@ static inline bool pair_qp(struct pair_ctx *c, struct ibv_cq **cq,
 	roce_ah_attr(&ah, peer->gid, c->gid_index);
 	qp_to_rts(*qp, &ah, peer->qpn, peer->psn, me->psn, &k, v);
 	return pair_step(c, v);
+}
+
+static inline bool pair_qp(struct pair_ctx *c, struct ibv_cq **cq,
+			   struct ibv_qp **qp, struct pair_msg *me,
+			   struct pair_msg *peer, struct verdict *v)
+{
+	return pair_qp_ex(c, cq, qp, me, peer, 0, v);
 }
 
 /*
@@ -165,7 +179,7 @@ static inline bool pair_setup(struct pair_ctx *c, int port, uint64_t fp)
 	c->dev = vrnic_open();
 	c->pd = c->dev ? ibv_alloc_pd(c->dev) : NULL;
 	if (!c->pd) {
-		ksft_print_msg("no vrnic device or no PD\n");
+		ksft_print_msg("no RDMA device or no PD\n");
 		return false;
 	}
 	c->gid_index = vrnic_wait_ipv4_gid(c->dev, now() + 30, &c->gid);
