@@ -182,7 +182,8 @@ static void check_device_attr(QVrnic *d, const struct vrnic_device_attr *a)
     g_assert_cmpuint(le32_to_cpu(a->num_comp_vectors), ==, QVRNIC_NUM_COMP);
     g_assert_cmphex(le32_to_cpu(a->device_caps), ==,
                     VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_DEVICE_MEM |
-                    VRNIC_DEVICE_CAP_ON_DEMAND);
+                    VRNIC_DEVICE_CAP_ON_DEMAND | VRNIC_DEVICE_CAP_ATOMIC_WRITE |
+                    VRNIC_DEVICE_CAP_FLUSH);
 }
 
 static void test_admin(void *obj, void *data, QGuestAllocator *alloc)
