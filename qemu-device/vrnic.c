@@ -31,6 +31,7 @@
 #include "migration/vmstate.h"
 #include "net/net.h"
 #include "qemu/bitmap.h"
+#include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
 #include "qemu/queue.h"
@@ -77,7 +78,9 @@ typedef QSIMPLEQ_HEAD(, VrnicFrame) VrnicFrameList;
 struct VrnicState {
     PCIDevice parent_obj;
 
+    MemoryRegion bar0;      /* the register page and the clock page */
     MemoryRegion regs;
+    MemoryRegion clock;
     MemoryRegion db;
     MemoryRegion dm;        /* device memory, BAR5 (dm-size bytes) */
     NICConf conf;
@@ -334,6 +337,12 @@ static int64_t vrnic_clock_ns_cb(void *opaque)
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }
 
+/* The device clock (clock page, timestamp CQEs): the host's real time. */
+static int64_t vrnic_wallclock_ns_cb(void *opaque)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_HOST);
+}
+
 static void vrnic_timer_mod_cb(void *opaque, int64_t deadline_ns)
 {
     VrnicState *s = opaque;
@@ -365,6 +374,7 @@ static const VrnicCoreOps vrnic_core_ops = {
     .kick = vrnic_kick_cb,
     .eth_send = vrnic_eth_send_cb,
     .clock_ns = vrnic_clock_ns_cb,
+    .wallclock_ns = vrnic_wallclock_ns_cb,
     .timer_mod = vrnic_timer_mod_cb,
 };
 
@@ -455,6 +465,41 @@ static void vrnic_regs_write(void *opaque, hwaddr addr, uint64_t val,
 static const MemoryRegionOps vrnic_regs_ops = {
     .read = vrnic_regs_read,
     .write = vrnic_regs_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 4, .max_access_size = 4 },
+    .impl = { .min_access_size = 4, .max_access_size = 4 },
+};
+
+/*
+ * The clock page: no device state, so no lock; drivers map it into user
+ * processes (read-only). Each read samples the clock: readers pair HI, LO,
+ * HI themselves (VRNIC_REG_CLOCK_LO).
+ */
+static uint64_t vrnic_clock_read(void *opaque, hwaddr addr, unsigned size)
+{
+    uint64_t now = vrnic_wallclock_ns_cb(opaque);
+
+    switch (addr + VRNIC_CLOCK_PAGE) {
+    case VRNIC_REG_CLOCK_LO:
+        return (uint32_t)now;
+    case VRNIC_REG_CLOCK_HI:
+        return now >> 32;
+    default:
+        return 0;
+    }
+}
+
+static void vrnic_clock_write(void *opaque, hwaddr addr, uint64_t val,
+                              unsigned size)
+{
+    trace_vrnic_err_reg(addr + VRNIC_CLOCK_PAGE, val);
+    qemu_log_mask(LOG_GUEST_ERROR, "vrnic: write to the clock page at 0x%"
+                  HWADDR_PRIx ": ignored\n", addr + VRNIC_CLOCK_PAGE);
+}
+
+static const MemoryRegionOps vrnic_clock_ops = {
+    .read = vrnic_clock_read,
+    .write = vrnic_clock_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = { .min_access_size = 4, .max_access_size = 4 },
     .impl = { .min_access_size = 4, .max_access_size = 4 },
@@ -689,10 +734,15 @@ static void vrnic_realize(PCIDevice *pdev, Error **errp)
     nvec = vrnic_total_vectors(&s->cfg);
 
     /* MSI-X only: no INTx pin is advertised. */
+    memory_region_init(&s->bar0, OBJECT(s), "vrnic-bar0", VRNIC_BAR0_SIZE);
     memory_region_init_io(&s->regs, OBJECT(s), &vrnic_regs_ops, s,
                           "vrnic-regs", VRNIC_REGS_SIZE);
+    memory_region_init_io(&s->clock, OBJECT(s), &vrnic_clock_ops, s,
+                          "vrnic-clock", VRNIC_BAR0_SIZE - VRNIC_CLOCK_PAGE);
+    memory_region_add_subregion(&s->bar0, 0, &s->regs);
+    memory_region_add_subregion(&s->bar0, VRNIC_CLOCK_PAGE, &s->clock);
     pci_register_bar(pdev, VRNIC_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY |
-                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->regs);
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar0);
     memory_region_init_io(&s->db, OBJECT(s), &vrnic_db_ops, s, "vrnic-db",
                           (uint64_t)s->cfg.db_pages * VRNIC_DB_PAGE_SIZE);
     pci_register_bar(pdev, VRNIC_BAR_DB, PCI_BASE_ADDRESS_SPACE_MEMORY |

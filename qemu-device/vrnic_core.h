@@ -55,6 +55,8 @@ typedef struct VrnicCoreOps {
     /* The device clock (ns) and its one timer: vrnic_core_timer() is due at
      * deadline_ns (a later call replaces the deadline). */
     int64_t (*clock_ns)(void *opaque);
+    /* The device clock of timestamp CQEs: host real time, ns. */
+    int64_t (*wallclock_ns)(void *opaque);
     void (*timer_mod)(void *opaque, int64_t deadline_ns);
 } VrnicCoreOps;
 

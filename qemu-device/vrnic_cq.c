@@ -11,8 +11,10 @@
  * the driver must keep mapped - stops the device (DEV_STS.FATAL), as for
  * the AEQ.
  *
- * CQ: 2^log_depth 32-byte CQEs then the 64-byte doorbell record, all in
- * translated memory (VrnicMem). Before each CQE the device reads dbrec.ci;
+ * CQ: 2^log_depth CQEs (32 bytes; 64 with VRNIC_CQ_FLAG_TIMESTAMP, the
+ * device clock when the CQE was written in the second half) then the
+ * 64-byte doorbell record, all in translated memory (VrnicMem). Before
+ * each CQE the device reads dbrec.ci;
  * a full CQ (pi - ci == depth) - or a ci that is ahead of the producer -
  * overruns: the CQ stops for good (no CQE is written past the consumer) and
  * VRNIC_AEQ_EV_CQ_ERR is posted once. A DMA error on the ring or the
@@ -183,15 +185,16 @@ static uint32_t vrnic_cq_max_log(const VrnicCore *core)
     return MIN(vrnic_max_log(core->cfg.max_cqe), 15u);
 }
 
-static uint64_t vrnic_cq_dbrec_off(uint32_t log_depth)
+static uint64_t vrnic_cq_dbrec_off(uint32_t flags, uint32_t log_depth)
 {
-    return (uint64_t)VRNIC_CQE_SIZE << log_depth;
+    return vrnic_cq_ring_len(flags, log_depth) - VRNIC_DBREC_SIZE;
 }
 
-/* log_depth and mem of CREATE_CQ/RESIZE_CQ. */
+/* log_depth and mem of CREATE_CQ/RESIZE_CQ, for a CQ of these flags. */
 static uint8_t vrnic_cq_parse_ring(VrnicCore *core,
                                    const struct vrnic_aq_create_cq *c,
-                                   uint32_t *log_depth, VrnicMem *mem)
+                                   uint32_t flags, uint32_t *log_depth,
+                                   VrnicMem *mem)
 {
     uint8_t sts;
 
@@ -207,7 +210,7 @@ static uint8_t vrnic_cq_parse_ring(VrnicCore *core,
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "ring unaligned",
                             mem->iova);
     }
-    if (mem->length < vrnic_cq_dbrec_off(*log_depth) + VRNIC_DBREC_SIZE) {
+    if (mem->length < vrnic_cq_ring_len(flags, *log_depth)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem too short",
                             mem->length);
     }
@@ -221,6 +224,7 @@ uint8_t vrnic_cq_create(VrnicCore *core, const struct vrnic_aq_create_cq *c,
     uint32_t eqn = le32_to_cpu(c->eqn);
     uint32_t uctx = le32_to_cpu(c->uctx);
     VrnicEq *eq = vrnic_eq_get(core, eqn);
+    uint32_t flags = le32_to_cpu(c->flags);
     uint32_t log_depth, cqn;
     VrnicMem mem;
     uint8_t sts;
@@ -228,13 +232,16 @@ uint8_t vrnic_cq_create(VrnicCore *core, const struct vrnic_aq_create_cq *c,
     if (!VRNIC_RSVD_ZERO(c->rsvd0) || c->handle) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
     }
+    if (flags & ~VRNIC_CQ_FLAG_TIMESTAMP) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "flags", flags);
+    }
     if (!eq) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "eqn", eqn);
     }
     if (uctx >= core->cfg.db_pages) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "uctx", uctx);
     }
-    sts = vrnic_cq_parse_ring(core, c, &log_depth, &mem);
+    sts = vrnic_cq_parse_ring(core, c, flags, &log_depth, &mem);
     if (sts) {
         return sts;
     }
@@ -248,6 +255,7 @@ uint8_t vrnic_cq_create(VrnicCore *core, const struct vrnic_aq_create_cq *c,
         .eqn = eqn,
         .uctx = uctx,
         .log_depth = log_depth,
+        .flags = flags,
         .mem = mem,
     };
     eq->refs++;
@@ -333,25 +341,29 @@ static void vrnic_cq_stop(VrnicCore *core, uint32_t cqn, VrnicCq *cq,
 }
 
 static bool vrnic_cq_read_ci(VrnicCore *core, const VrnicMem *mem,
-                             uint32_t log_depth, uint16_t *ci)
+                             uint32_t flags, uint32_t log_depth, uint16_t *ci)
 {
     uint32_t v;
 
-    if (!vrnic_mem_read_at(core, mem, vrnic_cq_dbrec_off(log_depth), &v,
-                           sizeof(v))) {
+    if (!vrnic_mem_read_at(core, mem, vrnic_cq_dbrec_off(flags, log_depth),
+                           &v, sizeof(v))) {
         return false;
     }
     *ci = le32_to_cpu(v) & VRNIC_INDEX_MASK;
     return true;
 }
 
-/* Write one CQE at index idx of a ring: body, then the info word. */
+/*
+ * Write one CQE at index idx of a ring of the CQ's format: the body (and,
+ * with a timestamp, the second half), then the info word.
+ */
 static bool vrnic_cq_write_cqe(VrnicCore *core, const VrnicMem *mem,
-                               uint32_t log_depth, uint16_t idx,
-                               const struct vrnic_cqe *cqe)
+                               uint32_t flags, uint32_t log_depth,
+                               uint16_t idx, const struct vrnic_cqe_ts *cqe)
 {
-    uint64_t off = (uint64_t)(idx & ((1u << log_depth) - 1)) * VRNIC_CQE_SIZE;
-    uint32_t info = le32_to_cpu(cqe->info) & ~VRNIC_CQE_INFO_PHASE;
+    uint64_t off = (uint64_t)(idx & ((1u << log_depth) - 1)) <<
+                   vrnic_cqe_shift(flags);
+    uint32_t info = le32_to_cpu(cqe->cqe.info) & ~VRNIC_CQE_INFO_PHASE;
 
     if (!((idx >> log_depth) & 1)) {
         info |= VRNIC_CQE_INFO_PHASE;
@@ -359,6 +371,10 @@ static bool vrnic_cq_write_cqe(VrnicCore *core, const VrnicMem *mem,
     info = cpu_to_le32(info);
     return vrnic_mem_write_at(core, mem, off, cqe,
                               offsetof(struct vrnic_cqe, info)) &&
+           (!(flags & VRNIC_CQ_FLAG_TIMESTAMP) ||
+            vrnic_mem_write_at(core, mem, off + VRNIC_CQE_SIZE,
+                               (const uint8_t *)cqe + VRNIC_CQE_SIZE,
+                               VRNIC_CQE_TS_SIZE - VRNIC_CQE_SIZE)) &&
            vrnic_mem_write_at(core, mem, off + offsetof(struct vrnic_cqe, info),
                               &info, sizeof(info));
 }
@@ -366,6 +382,7 @@ static bool vrnic_cq_write_cqe(VrnicCore *core, const VrnicMem *mem,
 bool vrnic_cq_post(VrnicCore *core, uint32_t cqn, const struct vrnic_cqe *cqe)
 {
     VrnicCq *cq = vrnic_cq_get(core, cqn);
+    struct vrnic_cqe_ts e;
     uint32_t depth;
     uint16_t ci, used;
     bool fire;
@@ -374,7 +391,7 @@ bool vrnic_cq_post(VrnicCore *core, uint32_t cqn, const struct vrnic_cqe *cqe)
         return false;
     }
     depth = 1u << cq->log_depth;
-    if (!vrnic_cq_read_ci(core, &cq->mem, cq->log_depth, &ci)) {
+    if (!vrnic_cq_read_ci(core, &cq->mem, cq->flags, cq->log_depth, &ci)) {
         vrnic_cq_stop(core, cqn, cq, "doorbell record unreadable");
         return false;
     }
@@ -388,7 +405,13 @@ bool vrnic_cq_post(VrnicCore *core, uint32_t cqn, const struct vrnic_cqe *cqe)
         vrnic_cq_stop(core, cqn, cq, "overrun");
         return false;
     }
-    if (!vrnic_cq_write_cqe(core, &cq->mem, cq->log_depth, cq->pi, cqe)) {
+    e.cqe = *cqe;
+    if (cq->flags & VRNIC_CQ_FLAG_TIMESTAMP) {
+        e.timestamp = cpu_to_le64(core->ops->wallclock_ns(core->opaque));
+        memset(e.rsvd0, 0, sizeof(e.rsvd0));
+    }
+    if (!vrnic_cq_write_cqe(core, &cq->mem, cq->flags, cq->log_depth, cq->pi,
+                            &e)) {
         vrnic_cq_stop(core, cqn, cq, "DMA error on the ring");
         return false;
     }
@@ -533,12 +556,14 @@ static uint8_t vrnic_cq_resize_step(VrnicCore *core, uint32_t cqn, VrnicCq *cq)
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "CQEs do not fit", used);
     }
     for (unsigned n = 0; r->copied != used && n < VRNIC_CQ_RESIZE_STEP; n++) {
-        struct vrnic_cqe e;
+        uint32_t shift = vrnic_cqe_shift(cq->flags);
+        struct vrnic_cqe_ts e;
         uint64_t off = (uint64_t)((uint16_t)(r->ci + r->copied) &
-                                  ((1u << cq->log_depth) - 1)) * VRNIC_CQE_SIZE;
+                                  ((1u << cq->log_depth) - 1)) << shift;
 
-        if (!vrnic_mem_read_at(core, &cq->mem, off, &e, sizeof(e)) ||
-            !vrnic_cq_write_cqe(core, &r->mem, r->log_depth, r->copied, &e)) {
+        if (!vrnic_mem_read_at(core, &cq->mem, off, &e, 1u << shift) ||
+            !vrnic_cq_write_cqe(core, &r->mem, cq->flags, r->log_depth,
+                                r->copied, &e)) {
             return VRNIC_REJECT(VRNIC_AQ_STS_DMA_ERROR, "CQE copy", r->copied);
         }
         r->copied++;
@@ -546,7 +571,8 @@ static uint8_t vrnic_cq_resize_step(VrnicCore *core, uint32_t cqn, VrnicCq *cq)
     if (r->copied != used) {
         return VRNIC_AQ_STS_IN_PROGRESS;
     }
-    if (!vrnic_mem_write_at(core, &r->mem, vrnic_cq_dbrec_off(r->log_depth),
+    if (!vrnic_mem_write_at(core, &r->mem,
+                            vrnic_cq_dbrec_off(cq->flags, r->log_depth),
                             &zero, sizeof(zero))) {
         return VRNIC_REJECT(VRNIC_AQ_STS_DMA_ERROR, "new dbrec", cqn);
     }
@@ -576,14 +602,19 @@ uint8_t vrnic_cq_resize(VrnicCore *core, const struct vrnic_aq_create_cq *c)
         if (!cq) {
             return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "cqn", cqn);
         }
-        sts = vrnic_cq_parse_ring(core, c, &log_depth, &mem);
+        if (le32_to_cpu(c->flags) != cq->flags) {
+            return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "flags not the CQ's",
+                                le32_to_cpu(c->flags));
+        }
+        sts = vrnic_cq_parse_ring(core, c, cq->flags, &log_depth, &mem);
         if (sts) {
             return sts;
         }
         if (cq->error) {
             return VRNIC_REJECT(VRNIC_AQ_STS_BAD_STATE, "cq stopped", cqn);
         }
-        if (!vrnic_cq_read_ci(core, &cq->mem, cq->log_depth, &ci)) {
+        if (!vrnic_cq_read_ci(core, &cq->mem, cq->flags, cq->log_depth,
+                              &ci)) {
             return VRNIC_REJECT(VRNIC_AQ_STS_DMA_ERROR, "old dbrec", cqn);
         }
         *r = (VrnicCqResize) {

@@ -97,6 +97,7 @@ typedef struct VrnicCq {
     uint32_t eqn;
     uint32_t uctx;
     uint32_t log_depth;
+    uint32_t flags;     /* VRNIC_CQ_FLAG_*: the CQE format */
     uint16_t pi;        /* device producer index (free-running) */
     uint32_t refs;      /* QPs using it as send or recv CQ */
     VrnicMem mem;       /* ring of CQEs, then the vrnic_cq_dbrec */

@@ -68,6 +68,7 @@ uint8_t vrnic_port_query_device(VrnicCore *core, const struct vrnic_aq_query *c)
                                    VRNIC_DEVICE_CAP_ON_DEMAND |
                                    VRNIC_DEVICE_CAP_ATOMIC_WRITE |
                                    VRNIC_DEVICE_CAP_FLUSH |
+                                   VRNIC_DEVICE_CAP_TIMESTAMP |
                                    (cfg->dm_size ? VRNIC_DEVICE_CAP_DEVICE_MEM :
                                                    0)),
     };

@@ -114,6 +114,7 @@ guest single -t 1800 -m 1024 --peer-mem 16 -- \
 	"odp_mr:build/selftests/vrnic/odp_mr" \
 	"import_objects:build/selftests/vrnic/import_objects" \
 	"ibta15:build/selftests/vrnic/ibta15" \
+	"timestamps:build/selftests/vrnic/timestamps" \
 	"gsi:selftests/vrnic/gsi.sh" \
 	"objects:build/selftests/vrnic/objects -T limits_are_exact" \
 	"cq_moderation:build/selftests/vrnic/cq_moderation" \

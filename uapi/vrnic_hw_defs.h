@@ -61,7 +61,8 @@
 #define VRNIC_BAR_DB		2
 #define VRNIC_BAR_MSIX		4
 #define VRNIC_BAR_DM		5
-#define VRNIC_REGS_SIZE		0x1000
+#define VRNIC_REGS_SIZE		0x1000	/* the register page (BAR0 page 0) */
+#define VRNIC_BAR0_SIZE		0x2000	/* and the clock page (page 1) */
 
 /* Interface version reported in VRNIC_REG_VERSION */
 #define VRNIC_VERSION_MAJOR	1
@@ -110,6 +111,20 @@
 #define VRNIC_REG_ETH_CTRL	0x0a8	/* RW */
 #define VRNIC_REG_EQ_CI_BASE	0x400	/* WO completion EQ eqn: 0x400 + 4 * eqn */
 #define VRNIC_REG_EQ_CI(eqn)	(VRNIC_REG_EQ_CI_BASE + 4 * (eqn))
+
+/*
+ * BAR0 page 1, the clock page (VRNIC_DEVICE_CAP_TIMESTAMP; reads 0 without
+ * it): the device clock, alone on its page so that a driver can map it
+ * read-only into user processes. The clock counts nanoseconds of the
+ * host's real time (CLOCK_REALTIME, the Unix epoch): 1 GHz, 64 bits. It is
+ * what timestamp CQEs carry. Read HI, LO, then HI again until both HI reads
+ * agree; nothing latches, so any number of readers may read at once.
+ * Writes are ignored.
+ */
+#define VRNIC_CLOCK_PAGE	0x1000
+#define VRNIC_REG_CLOCK_LO	0x1000	/* RO */
+#define VRNIC_REG_CLOCK_HI	0x1004	/* RO */
+#define VRNIC_CLOCK_KHZ		1000000	/* ns: 10^6 kHz */
 
 /*
  * VRNIC_REG_VERSION
@@ -419,7 +434,10 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 /*
  * device_caps (interface 1.1; the field was reserved and zero before the
  * transport existed, so a driver that sees 0 must assume no capability):
- * 31:5 : reserved
+ * 31:6 : reserved
+ * 5    : timestamp - the clock page (VRNIC_CLOCK_PAGE) counts, and CQs
+ *        created with VRNIC_CQ_FLAG_TIMESTAMP write 64-byte CQEs that carry
+ *        the clock when each was written
  * 4    : flush - the requester sends VRNIC_WQE_OP_FLUSH and the responder
  *        executes FLUSH requests (IBTA 1.5, "FLUSH and ATOMIC WRITE"):
  *        placement types global visibility and persistence, selectivity
@@ -443,6 +461,7 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 #define VRNIC_DEVICE_CAP_ON_DEMAND	VRNIC_BIT(2)
 #define VRNIC_DEVICE_CAP_ATOMIC_WRITE	VRNIC_BIT(3)
 #define VRNIC_DEVICE_CAP_FLUSH		VRNIC_BIT(4)
+#define VRNIC_DEVICE_CAP_TIMESTAMP	VRNIC_BIT(5)
 
 /* Answer to QUERY_PORT (port 1, the only port). */
 struct vrnic_port_attr {
@@ -1044,15 +1063,18 @@ static_assert(sizeof(struct vrnic_mr_attr) == 40, "vrnic_mr_attr");
 /*
  * CREATE_CQ: result = cqn. The ring is 2^log_depth CQEs followed by a 64-byte
  * doorbell record (vrnic_cq_dbrec) in the same memory (mem covers both,
- * mem.length >= (1 << log_depth) * VRNIC_CQE_SIZE + VRNIC_DBREC_SIZE; for user
- * CQs it is the consumer's own memory, pinned). The consumer writes its
+ * mem.length >= vrnic_cq_ring_len(flags, log_depth); for user CQs it is the
+ * consumer's own memory, pinned). flags (VRNIC_CQ_FLAG_*): with TIMESTAMP
+ * (VRNIC_DEVICE_CAP_TIMESTAMP) the CQEs are struct vrnic_cqe_ts, 64 bytes;
+ * other bits are reserved (BAD_FIELD). The consumer writes its
  * consumer index to dbrec.ci after polling; the device reads it before it
  * writes a CQE and, if the CQ is full, stops the CQ (no more CQEs) and posts
  * VRNIC_AEQ_EV_CQ_ERR.
  * RESIZE_CQ: handle = cqn, new log_depth and mem. CQEs the consumer has not
  * consumed (between dbrec.ci and the producer) are copied to the new ring
  * from index 0 with the new ring's phase; the consumer continues at ci 0. If
- * they do not fit: BAD_FIELD and nothing changes.
+ * they do not fit: BAD_FIELD and nothing changes. flags must be the CQ's
+ * (BAD_FIELD): the CQE format stays.
  */
 struct vrnic_aq_create_cq {
 	struct vrnic_aq_hdr hdr;
@@ -1061,10 +1083,12 @@ struct vrnic_aq_create_cq {
 	__le32 log_depth;	/* 1 .. log2(max_cqe) */
 	__le32 uctx;		/* doorbell page allowed to arm it */
 	struct vrnic_mem_desc mem;
-	__u8 rsvd0[32];
+	__le32 flags;		/* VRNIC_CQ_FLAG_* */
+	__u8 rsvd0[28];
 };
 
 static_assert(sizeof(struct vrnic_aq_create_cq) == VRNIC_AQ_CMD_SIZE, "create_cq");
+#define VRNIC_CQ_FLAG_TIMESTAMP		VRNIC_BIT(0)
 
 /*
  * MODIFY_CQ (interface 1.5): handle = cqn; event moderation of an ARM_NEXT
@@ -1121,12 +1145,42 @@ struct vrnic_cqe {
 };
 
 static_assert(sizeof(struct vrnic_cqe) == VRNIC_CQE_SIZE, "vrnic_cqe");
+
 #define VRNIC_CQE_INFO_PHASE		VRNIC_BIT(0)
 #define VRNIC_CQE_INFO_VENDOR_ERR_MASK	VRNIC_GENMASK(31, 16)
 #define VRNIC_CQE_FLAG_IMM		VRNIC_BIT(0)
 #define VRNIC_CQE_FLAG_INV		VRNIC_BIT(1)
 #define VRNIC_CQE_FLAG_GRH		VRNIC_BIT(2)
 #define VRNIC_CQE_FLAG_SOLICITED	VRNIC_BIT(3)
+
+/*
+ * The CQE of a CQ created with VRNIC_CQ_FLAG_TIMESTAMP: the same first 32
+ * bytes (info, with the phase, still written last), then the device clock
+ * (VRNIC_CLOCK_PAGE) at the moment the device wrote the CQE.
+ */
+#define VRNIC_CQE_TS_SIZE		64
+#define VRNIC_CQE_TS_SHIFT		6
+struct vrnic_cqe_ts {
+	struct vrnic_cqe cqe;
+	__le64 timestamp;	/* ns, host real time */
+	__u8 rsvd0[24];
+};
+
+static_assert(sizeof(struct vrnic_cqe_ts) == VRNIC_CQE_TS_SIZE, "vrnic_cqe_ts");
+
+/* log2 of a CQE's size in a CQ created with flags. */
+static inline __u32 vrnic_cqe_shift(__u32 cq_flags)
+{
+	return (cq_flags & VRNIC_CQ_FLAG_TIMESTAMP) ? VRNIC_CQE_TS_SHIFT :
+						      VRNIC_CQE_SHIFT;
+}
+
+/* The memory a CQ ring needs: its CQEs, then the doorbell record. */
+static inline __u64 vrnic_cq_ring_len(__u32 cq_flags, __u32 log_depth)
+{
+	return ((__u64)1 << (log_depth + vrnic_cqe_shift(cq_flags))) +
+	       VRNIC_DBREC_SIZE;
+}
 
 enum vrnic_cqe_opcode {
 	VRNIC_CQE_OP_SEND = 0,

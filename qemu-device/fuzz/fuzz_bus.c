@@ -517,6 +517,12 @@ static void fuzz_dma_persist(void *opaque)
 {
 }
 
+/* A fixed wall clock: timestamps vary with nothing the input controls. */
+static int64_t fuzz_wallclock_ns(void *opaque)
+{
+    return ((FuzzBus *)opaque)->now_ns + 1700000000000000000ll;
+}
+
 static const VrnicCoreOps fuzz_ops = {
     .dma_read = fuzz_dma_read,
     .dma_write = fuzz_dma_write,
@@ -525,6 +531,7 @@ static const VrnicCoreOps fuzz_ops = {
     .kick = fuzz_kick,
     .eth_send = fuzz_eth_send,
     .clock_ns = fuzz_clock_ns,
+    .wallclock_ns = fuzz_wallclock_ns,
     .timer_mod = fuzz_timer_mod,
 };
 

@@ -106,7 +106,7 @@ static void test_probe(void *obj, void *data, QGuestAllocator *alloc)
     probe = bar_probe(pdev, VRNIC_BAR_REGS);
     g_assert_cmphex(probe & ~PCI_BASE_ADDRESS_MEM_MASK, ==,
                     PCI_BASE_ADDRESS_MEM_TYPE_64);
-    g_assert_cmpuint(bar_size(probe), ==, VRNIC_REGS_SIZE);
+    g_assert_cmpuint(bar_size(probe), ==, VRNIC_BAR0_SIZE);
     probe = bar_probe(pdev, VRNIC_BAR_DB);
     g_assert_cmphex(probe & ~PCI_BASE_ADDRESS_MEM_MASK, ==,
                     PCI_BASE_ADDRESS_MEM_TYPE_64);
@@ -157,6 +157,39 @@ static void test_probe(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmphex(qvrnic_readl(d, 0xffc), ==, 0);
 }
 
+/* The clock page reads the host's real time in ns, HI/LO/HI paired. */
+static uint64_t read_device_clock(QVrnic *d)
+{
+    uint32_t hi, lo;
+
+    do {
+        hi = qvrnic_readl(d, VRNIC_REG_CLOCK_HI);
+        lo = qvrnic_readl(d, VRNIC_REG_CLOCK_LO);
+    } while (hi != qvrnic_readl(d, VRNIC_REG_CLOCK_HI));
+    return (uint64_t)hi << 32 | lo;
+}
+
+static void test_clock(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QVrnic *d = &((QVrnicPCI *)obj)->vrnic;
+    uint64_t before = g_get_real_time() * 1000ull;
+    uint64_t t1 = read_device_clock(d);
+    uint64_t t2 = read_device_clock(d);
+    uint64_t after = g_get_real_time() * 1000ull;
+
+    /* g_get_real_time() has us resolution: allow its truncation. */
+    g_assert_cmpuint(t1 + 1000, >=, before);
+    g_assert_cmpuint(t1, <=, t2);
+    g_assert_cmpuint(t2, <=, after + 1000);
+    /* Read-only: a write changes nothing and the clock keeps counting. */
+    qvrnic_writel(d, VRNIC_REG_CLOCK_LO, 0);
+    qvrnic_writel(d, VRNIC_REG_CLOCK_HI, 0);
+    g_assert_cmpuint(read_device_clock(d), >=, t2);
+    /* The rest of the page reads 0. */
+    g_assert_cmphex(qvrnic_readl(d, VRNIC_CLOCK_PAGE + 8), ==, 0);
+    g_assert_cmphex(qvrnic_readl(d, VRNIC_BAR0_SIZE - 4), ==, 0);
+}
+
 /* ---- admin queue --------------------------------------------------------- */
 
 static void check_device_attr(QVrnic *d, const struct vrnic_device_attr *a)
@@ -183,7 +216,7 @@ static void check_device_attr(QVrnic *d, const struct vrnic_device_attr *a)
     g_assert_cmphex(le32_to_cpu(a->device_caps), ==,
                     VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_DEVICE_MEM |
                     VRNIC_DEVICE_CAP_ON_DEMAND | VRNIC_DEVICE_CAP_ATOMIC_WRITE |
-                    VRNIC_DEVICE_CAP_FLUSH);
+                    VRNIC_DEVICE_CAP_FLUSH | VRNIC_DEVICE_CAP_TIMESTAMP);
 }
 
 static void test_admin(void *obj, void *data, QGuestAllocator *alloc)
@@ -1117,6 +1150,7 @@ static const struct {
 } vrnic_tests[] = {
     { "probe", test_probe, false, false },
     { "admin", test_admin, false, true },
+    { "clock", test_clock, false, false },
     { "msix", test_msix, false, false },
     { "aeq", test_aeq, false, true },
 #ifndef _WIN32

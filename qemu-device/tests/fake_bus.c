@@ -218,6 +218,14 @@ static int64_t fake_clock_ns(void *opaque)
     return ((FakeBus *)opaque)->now_ns;
 }
 
+/* The wall clock runs with the device clock, from wall_base_ns. */
+static int64_t fake_wallclock_ns(void *opaque)
+{
+    FakeBus *f = opaque;
+
+    return f->wall_base_ns + f->now_ns;
+}
+
 static void fake_timer_mod(void *opaque, int64_t deadline_ns)
 {
     ((FakeBus *)opaque)->timer_due = deadline_ns;
@@ -236,6 +244,7 @@ static const VrnicCoreOps fake_ops = {
     .kick = fake_kick,
     .eth_send = fake_eth_send,
     .clock_ns = fake_clock_ns,
+    .wallclock_ns = fake_wallclock_ns,
     .timer_mod = fake_timer_mod,
 };
 

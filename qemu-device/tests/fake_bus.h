@@ -85,6 +85,7 @@ typedef struct FakeBus {
     unsigned persists;      /* dma_persist calls (FLUSH, persistence) */
     /* The device clock: it only moves in fake_fire_timer (instant work). */
     int64_t now_ns;
+    int64_t wall_base_ns;   /* the wall clock at now_ns 0 (timestamp CQEs) */
     int64_t timer_due;      /* INT64_MAX: idle */
     /*
      * Device memory (BAR5): cfg->dm_size bytes, allocated by fake_new when

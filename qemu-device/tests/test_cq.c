@@ -1,7 +1,7 @@
 /*
  * vrnic core: completion EQs and CQs - EQE on the right vector, CQE phase,
  * overflow (CQ_ERR, nothing past the end), arm next/solicited and the
- * missed-event rule, arm doorbell checks, resize, limits.
+ * missed-event rule, arm doorbell checks, resize, limits, timestamp CQs.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -461,9 +461,9 @@ TEST_F(cq, create_checks_and_limits)
     c.cq.handle = htole32(1);
     ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
     c.cq.handle = 0;
-    c.cq.rsvd0[31] = 1;
+    c.cq.rsvd0[27] = 1;
     ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
-    c.cq.rsvd0[31] = 0;
+    c.cq.rsvd0[27] = 0;
     c.cq.mem.iova = htole64(le64toh(c.cq.mem.iova) + 32);  /* unaligned */
     ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
     ASSERT_EQ(0, f->core.obj.n_cqs);
@@ -486,6 +486,119 @@ TEST_F(cq, create_checks_and_limits)
     ASSERT_EQ(VRNIC_AQ_STS_OK, destroy(g, VRNIC_AQ_OP_DESTROY_CQ, 2));
     ASSERT_EQ(VRNIC_AQ_STS_OK, run(g, &c, NULL));
     fake_free(g);
+}
+
+/* CREATE_CQ with VRNIC_CQ_FLAG_TIMESTAMP: 64-byte CQEs; *ring its address. */
+static uint32_t create_ts_cq(FakeBus *f, uint32_t eqn, uint32_t log_depth,
+                             uint64_t len, uint64_t *ring, uint8_t *sts)
+{
+    uint64_t a = obj_alloc(f, vrnic_cq_ring_len(VRNIC_CQ_FLAG_TIMESTAMP,
+                                                log_depth), 4096);
+    AnyCmd c;
+    uint64_t r = 0;
+
+    cmd_init(&c, VRNIC_AQ_OP_CREATE_CQ);
+    c.cq.eqn = htole32(eqn);
+    c.cq.log_depth = htole32(log_depth);
+    c.cq.flags = htole32(VRNIC_CQ_FLAG_TIMESTAMP);
+    mem_inline(&c.cq.mem, a, len);
+    *sts = run(f, &c, &r);
+    *ring = a;
+    return r;
+}
+
+static struct vrnic_cqe_ts *ts_cqe_at(FakeBus *f, uint64_t ring,
+                                      uint32_t log_depth, uint32_t idx)
+{
+    return fake_ptr(f, ring + ((idx & ((1u << log_depth) - 1)) <<
+                               VRNIC_CQE_TS_SHIFT));
+}
+
+/*
+ * A timestamp CQ: 64-byte CQEs with the device clock in the second half,
+ * the phase in the same place, the doorbell record after 2^n x 64 bytes;
+ * its ring must be long enough for that; reserved flags are refused.
+ */
+TEST_F(cq, timestamp_cqes)
+{
+    FakeBus *f = self->f;
+    uint64_t ring;
+    uint32_t cqn;
+    uint8_t sts;
+    AnyCmd c;
+
+    /* A ring sized for 32-byte CQEs is too short. */
+    create_ts_cq(f, self->eqn, 2, 4 * 32 + 64, &ring, &sts);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, sts);
+    cmd_init(&c, VRNIC_AQ_OP_CREATE_CQ);
+    c.cq.eqn = htole32(self->eqn);
+    c.cq.log_depth = htole32(2);
+    c.cq.flags = htole32(2);
+    mem_inline(&c.cq.mem, obj_alloc(f, 4096, 4096), 4096);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+
+    f->wall_base_ns = 1767225600000000000ll;   /* 2026-01-01 */
+    cqn = create_ts_cq(f, self->eqn, 2, 4 * 64 + 64, &ring, &sts);
+    ASSERT_EQ(VRNIC_AQ_STS_OK, sts);
+    memset(fake_ptr(f, ring), 0xee, 4 * 64);
+    f->now_ns = 1000;
+    ASSERT_TRUE(post_cqe(f, cqn, 0x10, VRNIC_WC_SUCCESS, 0));
+    f->now_ns = 2500;
+    ASSERT_TRUE(post_cqe(f, cqn, 0x11, VRNIC_WC_SUCCESS, 0));
+    for (unsigned i = 0; i < 2; i++) {
+        struct vrnic_cqe_ts *e = ts_cqe_at(f, ring, 2, i);
+
+        ASSERT_EQ(0x10 + i, le64toh(e->cqe.wr_id));
+        ASSERT_EQ(VRNIC_CQE_INFO_PHASE, le32toh(e->cqe.info));
+        ASSERT_EQ(f->wall_base_ns + (i ? 2500 : 1000), le64toh(e->timestamp));
+        for (size_t k = 0; k < sizeof(e->rsvd0); k++)
+            ASSERT_EQ(0, e->rsvd0[k]);
+    }
+    /* Slot 2 untouched: the stride is 64 bytes. */
+    ASSERT_EQ(0xee, *(uint8_t *)ts_cqe_at(f, ring, 2, 2));
+    /*
+     * The consumer index is read after 4 x 64 bytes: with 2 consumed, four
+     * more fit and the fifth overruns.
+     */
+    *(uint32_t *)fake_ptr(f, ring + 4 * 64) = htole32(2);
+    for (unsigned i = 0; i < 4; i++)
+        ASSERT_TRUE(post_cqe(f, cqn, 0x12 + i, VRNIC_WC_SUCCESS, 0));
+    ASSERT_FALSE(post_cqe(f, cqn, 0x16, VRNIC_WC_SUCCESS, 0));
+}
+
+/* RESIZE_CQ of a timestamp CQ keeps the format and the timestamps. */
+TEST_F(cq, resize_keeps_the_timestamp_format)
+{
+    FakeBus *f = self->f;
+    uint64_t ring, nring = obj_alloc(f, 4096, 4096);
+    uint32_t cqn;
+    uint8_t sts;
+    AnyCmd c;
+
+    f->wall_base_ns = 1767225600000000000ll;
+    cqn = create_ts_cq(f, self->eqn, 1, 2 * 64 + 64, &ring, &sts);
+    ASSERT_EQ(VRNIC_AQ_STS_OK, sts);
+    f->now_ns = 77;
+    ASSERT_TRUE(post_cqe(f, cqn, 0x20, VRNIC_WC_SUCCESS, 0));
+    cmd_init(&c, VRNIC_AQ_OP_RESIZE_CQ);
+    c.cq.handle = htole32(cqn);
+    c.cq.log_depth = htole32(3);
+    mem_inline(&c.cq.mem, nring, 8 * 64 + 64);
+    /* Without the flag: another CQE format. */
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.cq.flags = htole32(VRNIC_CQ_FLAG_TIMESTAMP);
+    mem_inline(&c.cq.mem, nring, 8 * 32 + 64);  /* sized for 32 bytes */
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    mem_inline(&c.cq.mem, nring, 8 * 64 + 64);
+    ASSERT_EQ(VRNIC_AQ_STS_OK, run(f, &c, NULL));
+    ASSERT_EQ(0x20, le64toh(ts_cqe_at(f, nring, 3, 0)->cqe.wr_id));
+    ASSERT_EQ(f->wall_base_ns + 77,
+              le64toh(ts_cqe_at(f, nring, 3, 0)->timestamp));
+    ASSERT_EQ(0, *(uint32_t *)fake_ptr(f, nring + 8 * 64));  /* dbrec.ci */
+    f->now_ns = 99;
+    ASSERT_TRUE(post_cqe(f, cqn, 0x21, VRNIC_WC_SUCCESS, 0));
+    ASSERT_EQ(f->wall_base_ns + 99,
+              le64toh(ts_cqe_at(f, nring, 3, 1)->timestamp));
 }
 
 TEST_HARNESS_MAIN

@@ -383,7 +383,8 @@ TEST(dm_mr_refused_without_device_memory)
     ASSERT_EQ(0, f->core.obj.n_mrs);
     /* No cap bit; the rest still there. */
     ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_ON_DEMAND |
-              VRNIC_DEVICE_CAP_ATOMIC_WRITE | VRNIC_DEVICE_CAP_FLUSH,
+              VRNIC_DEVICE_CAP_ATOMIC_WRITE | VRNIC_DEVICE_CAP_FLUSH |
+              VRNIC_DEVICE_CAP_TIMESTAMP,
               query_device_caps(f));
     fake_free(f);
 }
@@ -392,7 +393,8 @@ TEST_F(dm, query_device_reports_cap)
 {
     ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_DEVICE_MEM |
               VRNIC_DEVICE_CAP_ON_DEMAND | VRNIC_DEVICE_CAP_ATOMIC_WRITE |
-              VRNIC_DEVICE_CAP_FLUSH, query_device_caps(self->f));
+              VRNIC_DEVICE_CAP_FLUSH |
+              VRNIC_DEVICE_CAP_TIMESTAMP, query_device_caps(self->f));
 }
 
 TEST_F(dm, zero_length_mr_passes_only_zero_length)

@@ -1988,7 +1988,8 @@ TEST(device_caps_atomic)
     c.query.resp_len = htole32(sizeof(*a));
     ASSERT_EQ(0, run(f, &c, NULL));
     ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_ON_DEMAND |
-              VRNIC_DEVICE_CAP_ATOMIC_WRITE | VRNIC_DEVICE_CAP_FLUSH,
+              VRNIC_DEVICE_CAP_ATOMIC_WRITE | VRNIC_DEVICE_CAP_FLUSH |
+              VRNIC_DEVICE_CAP_TIMESTAMP,
               le32toh(a->device_caps));
     fake_free(f);
 }

@@ -28,6 +28,10 @@ struct vrnic_alloc_ucontext_cmd {
 /*
  * db_mmap_key: mmap() offset of this context's doorbell page (4 KiB,
  * uncached); db_page is its index in BAR2 (informational).
+ * clock_mmap_key (comp_mask VRNIC_ALLOC_UCONTEXT_RESP_CLOCK): mmap() offset
+ * of the device's clock page, to be mapped read-only (vrnic_hw_defs.h:
+ * VRNIC_CLOCK_PAGE; its registers sit at VRNIC_REG_CLOCK_LO/HI -
+ * VRNIC_CLOCK_PAGE in the mapping).
  */
 struct vrnic_alloc_ucontext_resp {
 	__aligned_u64 comp_mask;
@@ -36,17 +40,27 @@ struct vrnic_alloc_ucontext_resp {
 	__aligned_u64 db_mmap_key;
 	__u32 max_inline_data;
 	__u32 max_sge;
+	__aligned_u64 clock_mmap_key;
+};
+
+enum {
+	VRNIC_ALLOC_UCONTEXT_RESP_CLOCK = 1 << 0,
 };
 
 /*
  * create_cq / resize_cq: the ring holds 2^log_depth CQEs followed by the
- * 64-byte doorbell record (VRNIC_DBREC_SIZE); buf_len covers both.
+ * 64-byte doorbell record (VRNIC_DBREC_SIZE); buf_len covers both
+ * (vrnic_cq_ring_len). flags (create only) are CREATE_CQ's VRNIC_CQ_FLAG_*
+ * (TIMESTAMP: 64-byte CQEs with the device clock; the device must have
+ * VRNIC_DEVICE_CAP_TIMESTAMP); a resize keeps the CQ's.
  */
 struct vrnic_create_cq_cmd {
 	__aligned_u64 comp_mask;
 	__aligned_u64 buf_addr;
 	__u32 buf_len;
 	__u32 log_depth;
+	__u32 flags;
+	__u32 reserved_e0;
 };
 
 struct vrnic_create_cq_resp {

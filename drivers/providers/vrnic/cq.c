@@ -3,8 +3,10 @@
  * libvrnic completion queues: create/resize/destroy through the kernel,
  * poll and arm without a syscall.
  *
- * Ring (vrnic_hw_defs.h CREATE_CQ): 2^log_depth 32-byte vrnic_cqe, then the
- * 64-byte vrnic_cq_dbrec, in one page-aligned buffer of ours that the
+ * Ring (vrnic_hw_defs.h CREATE_CQ): 2^log_depth 32-byte vrnic_cqe (64-byte
+ * vrnic_cqe_ts, which add the device clock, in a CQ created for completion
+ * timestamps), then the 64-byte vrnic_cq_dbrec, in one page-aligned buffer
+ * of ours that the
  * kernel pins. The device writes a CQE body and its info word (phase bit)
  * last; the phase is 1 on the first pass and flips on every wrap, i.e. a
  * CQE at free-running index i is valid when its phase equals
@@ -33,6 +35,9 @@
 #include "vrnic.h"
 
 #define VRNIC_WC_EX_FLAGS IBV_WC_STANDARD_FLAGS
+/* Either asks for the device clock in every CQE (VRNIC_CQ_FLAG_TIMESTAMP). */
+#define VRNIC_WC_EX_TS (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+			IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 
 static inline uint32_t vrnic_cq_depth(const struct vrnic_cq *cq)
 {
@@ -42,7 +47,9 @@ static inline uint32_t vrnic_cq_depth(const struct vrnic_cq *cq)
 static inline struct vrnic_cqe *vrnic_cq_entry(struct vrnic_cq *cq,
 					       uint32_t idx)
 {
-	return &cq->ring[idx & (vrnic_cq_depth(cq) - 1)];
+	return (struct vrnic_cqe *)((uint8_t *)cq->ring +
+				    ((size_t)(idx & (vrnic_cq_depth(cq) - 1)) <<
+				     cq->cqe_shift));
 }
 
 /* Phase check only; the caller orders the rest with a read barrier. */
@@ -234,6 +241,9 @@ static int vrnic_poll_one(struct vrnic_cq *cq, struct vrnic_cqe *out,
 	/* The phase said valid: only now read the rest of the CQE. */
 	udma_from_device_barrier();
 	memcpy(out, vrnic_cq_entry(cq, cq->ci), sizeof(*out));
+	if (cq->flags & VRNIC_CQ_FLAG_TIMESTAMP)
+		cq->cur_ts = le64toh(((struct vrnic_cqe_ts *)
+				      vrnic_cq_entry(cq, cq->ci))->timestamp);
 	cq->ci++;
 	cq->ci_dirty = true;
 
@@ -420,6 +430,15 @@ static uint8_t vrnic_wc_read_dlid_path_bits(struct ibv_cq_ex *ibvcqx)
 	return 0;
 }
 
+/*
+ * The device clock counts nanoseconds of real time (VRNIC_CLOCK_PAGE): the
+ * raw timestamp (hca_core_clock 1 GHz) and the wall clock are one value.
+ */
+static uint64_t vrnic_wc_read_completion_ts(struct ibv_cq_ex *ibvcqx)
+{
+	return to_vrnic_cq_ex(ibvcqx)->cur_ts;
+}
+
 /* Install only the readers the user asked for (efa_cq_fill_pfns). */
 static void vrnic_cq_fill_pfns(struct vrnic_cq *cq,
 			       const struct ibv_cq_init_attr_ex *attr)
@@ -448,6 +467,11 @@ static void vrnic_cq_fill_pfns(struct vrnic_cq *cq,
 		ibvcqx->read_sl = vrnic_wc_read_sl;
 	if (attr->wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
 		ibvcqx->read_dlid_path_bits = vrnic_wc_read_dlid_path_bits;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		ibvcqx->read_completion_ts = vrnic_wc_read_completion_ts;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		ibvcqx->read_completion_wallclock_ns =
+			vrnic_wc_read_completion_ts;
 }
 
 /* ---- control path ------------------------------------------------------- */
@@ -465,9 +489,9 @@ static int vrnic_cq_log_depth(struct vrnic_context *ctx, int ncqe,
 	return 0;
 }
 
-static size_t vrnic_cq_buf_len(uint32_t log_depth)
+static size_t vrnic_cq_buf_len(uint32_t flags, uint32_t log_depth)
 {
-	return ((size_t)VRNIC_CQE_SIZE << log_depth) + VRNIC_DBREC_SIZE;
+	return vrnic_cq_ring_len(flags, log_depth);
 }
 
 static void vrnic_cq_set_buf(struct vrnic_cq *cq, struct vrnic_buf *buf,
@@ -475,9 +499,12 @@ static void vrnic_cq_set_buf(struct vrnic_cq *cq, struct vrnic_buf *buf,
 {
 	cq->buf = *buf;
 	cq->log_depth = log_depth;
+	cq->cqe_shift = vrnic_cqe_shift(cq->flags);
 	cq->ring = buf->addr;
 	cq->dbrec = (struct vrnic_cq_dbrec *)((uint8_t *)buf->addr +
-					      ((size_t)VRNIC_CQE_SIZE << log_depth));
+					      vrnic_cq_buf_len(cq->flags,
+							       log_depth) -
+					      VRNIC_DBREC_SIZE);
 	cq->ci = 0;
 	cq->ci_dirty = false;
 	cq->vcq.cq.cqe = 1 << log_depth;
@@ -503,7 +530,8 @@ static struct vrnic_cq *vrnic_create_cq_common(struct ibv_context *ibvctx,
 						  IBV_CQ_INIT_ATTR_MASK_PD) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     !check_comp_mask(attr->flags, IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
-	    !check_comp_mask(attr->wc_flags, VRNIC_WC_EX_FLAGS)) {
+	    !check_comp_mask(attr->wc_flags, VRNIC_WC_EX_FLAGS |
+			     (ctx->clock ? VRNIC_WC_EX_TS : 0))) {
 		verbs_debug(&ctx->ibvctx,
 			    "create_cq: comp_mask %#x flags %#x wc_flags %#llx not supported\n",
 			    attr->comp_mask, attr->flags,
@@ -539,15 +567,18 @@ static struct vrnic_cq *vrnic_create_cq_common(struct ibv_context *ibvctx,
 		goto err_put_pdom;
 	}
 	cq->pdom = pdom;
+	if (attr->wc_flags & VRNIC_WC_EX_TS)
+		cq->flags = VRNIC_CQ_FLAG_TIMESTAMP;
 
-	err = vrnic_buf_alloc(ctx, &buf, vrnic_cq_buf_len(log_depth), pdom,
-			      VRNIC_RES_TYPE_CQ);
+	err = vrnic_buf_alloc(ctx, &buf, vrnic_cq_buf_len(cq->flags, log_depth),
+			      pdom, VRNIC_RES_TYPE_CQ);
 	if (err)
 		goto err_free_cq;
 
 	cmd.buf_addr = (uintptr_t)buf.addr;
 	cmd.buf_len = buf.len;
 	cmd.log_depth = log_depth;
+	cmd.flags = cq->flags;
 	err = ibv_cmd_create_cq_ex(ibvctx, attr, &cq->vcq, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp), 0);
 	if (err) {
@@ -665,8 +696,8 @@ int vrnic_resize_cq(struct ibv_cq *ibvcq, int ncqe)
 		return 0;
 	}
 
-	err = vrnic_buf_alloc(ctx, &buf, vrnic_cq_buf_len(log_depth), cq->pdom,
-			      VRNIC_RES_TYPE_CQ);
+	err = vrnic_buf_alloc(ctx, &buf, vrnic_cq_buf_len(cq->flags, log_depth),
+			      cq->pdom, VRNIC_RES_TYPE_CQ);
 	if (err)
 		goto out_unlock;
 
@@ -744,7 +775,7 @@ void vrnic_cq_clean(struct vrnic_cq *cq, uint32_t qpn, struct vrnic_srq *srq)
 		} else if (nfreed) {
 			dest = vrnic_cq_entry(cq, prod + nfreed);
 			phase = le32toh(dest->info) & VRNIC_CQE_INFO_PHASE;
-			memcpy(dest, cqe, sizeof(*dest));
+			memcpy(dest, cqe, (size_t)1 << cq->cqe_shift);
 			dest->info = htole32((le32toh(dest->info) &
 					      ~VRNIC_CQE_INFO_PHASE) | phase);
 		}

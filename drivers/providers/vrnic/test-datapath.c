@@ -213,15 +213,22 @@ static uint32_t db_val(uint32_t qn, uint32_t idx)
 /* Device producer index per CQ (by cqn). */
 static uint32_t cq_pi[64];
 
+/* Slot idx of the ring, in the CQ's CQE size. */
+static struct vrnic_cqe *ring_cqe(struct vrnic_cq *cq, uint32_t idx)
+{
+	return (struct vrnic_cqe *)((uint8_t *)cq->ring +
+				    ((size_t)(idx & ((1U << cq->log_depth) - 1))
+				     << cq->cqe_shift));
+}
+
 static void dev_cqe(struct vrnic_cq *cq, uint32_t qpn, uint64_t tag,
 		    uint8_t opcode, uint8_t status, uint32_t byte_len)
 {
 	uint32_t pi = cq_pi[cq->cqn]++;
-	uint32_t depth = 1U << cq->log_depth;
-	struct vrnic_cqe *cqe = &cq->ring[pi & (depth - 1)];
+	struct vrnic_cqe *cqe = ring_cqe(cq, pi);
 	uint32_t phase = ((pi >> cq->log_depth) & 1) ^ 1;
 
-	memset(cqe, 0, sizeof(*cqe));
+	memset(cqe, 0, (size_t)1 << cq->cqe_shift);
 	cqe->wr_id = htole64(tag);
 	cqe->qpn = htole32(qpn);
 	cqe->opcode = opcode;
@@ -556,11 +563,11 @@ static void test_wr_api_and_ud(void)
 		CHECK(!vrnic_post_recv(&qp->vqp.qp, &rwr, &rbad) &&
 		      !vrnic_post_recv(&qp->vqp.qp, &rwr, &rbad),
 		      "UD post_recv x2");
-		cqe = &cq->ring[cq_pi[cq->cqn] & ((1U << cq->log_depth) - 1)];
+		cqe = ring_cqe(cq, cq_pi[cq->cqn]);
 		dev_cqe(cq, qp->qpn, 0, VRNIC_CQE_OP_RECV, 0, 40 + 8);
 		cqe->flags = VRNIC_CQE_FLAG_GRH;
 		cqe->network_hdr_type = VRNIC_NET_TYPE_IPV4;
-		cqe = &cq->ring[cq_pi[cq->cqn] & ((1U << cq->log_depth) - 1)];
+		cqe = ring_cqe(cq, cq_pi[cq->cqn]);
 		dev_cqe(cq, qp->qpn, 1, VRNIC_CQE_OP_RECV, 0, 40 + 8);
 		cqe->flags = VRNIC_CQE_FLAG_GRH;
 		cqe->network_hdr_type = VRNIC_NET_TYPE_IPV6;
@@ -643,6 +650,58 @@ static void test_wr_api_and_ud(void)
 		      "CQ lock free after ENOENT");
 		pthread_spin_unlock(&cq->lock);
 		vrnic_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	}
+
+	/*
+	 * Completion timestamps, on a device with the clock page (a fake one
+	 * here): 64-byte CQEs, the clock in both readers, the raw clock from
+	 * the page's HI/LO registers.
+	 */
+	{
+		static uint32_t page[1024] __attribute__((aligned(4096)));
+		struct ibv_cq_init_attr_ex cattr = {
+			.cqe = 4,
+			.wc_flags = IBV_WC_EX_WITH_BYTE_LEN |
+				    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+				    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+		};
+		struct ibv_values_ex vals = {
+			.comp_mask = IBV_VALUES_MASK_RAW_CLOCK,
+		};
+		struct ibv_poll_cq_attr pattr = {};
+		struct vrnic_cqe_ts *e;
+		struct ibv_cq_ex *cqx;
+		struct vrnic_cq *tcq;
+
+		ctx->clock = (const uint8_t *)page;
+		page[(VRNIC_REG_CLOCK_LO - VRNIC_CLOCK_PAGE) / 4] = htole32(0x89abcdef);
+		page[(VRNIC_REG_CLOCK_HI - VRNIC_CLOCK_PAGE) / 4] = htole32(0x1234567);
+		CHECK(vrnic_query_rt_values(&ctx->ibvctx.context, &vals) == 0 &&
+		      vals.comp_mask == IBV_VALUES_MASK_RAW_CLOCK &&
+		      vals.raw_clock.tv_sec == 0 &&
+		      (uint64_t)vals.raw_clock.tv_nsec == 0x0123456789abcdefULL,
+		      "query_rt_values: the clock page's HI:LO");
+		cqx = vrnic_create_cq_ex(&ctx->ibvctx.context, &cattr);
+		CHECK(cqx && last_cq_cmd.flags == VRNIC_CQ_FLAG_TIMESTAMP &&
+		      last_cq_cmd.buf_len >= 4 * 64 + 64 &&
+		      cqx->read_completion_ts && cqx->read_completion_wallclock_ns,
+		      "cq_ex with timestamps: 64-byte CQEs, both readers");
+		tcq = to_vrnic_cq(ibv_cq_ex_to_cq(cqx));
+		e = (struct vrnic_cqe_ts *)((uint8_t *)tcq->ring + 64);
+		dev_cqe(tcq, qp->qpn, 0, VRNIC_CQE_OP_SEND, 0, 16);
+		dev_cqe(tcq, qp->qpn, 1, VRNIC_CQE_OP_SEND, 0, 16);
+		e->timestamp = htole64(1767225600123456789ULL);
+		CHECK(ibv_start_poll(cqx, &pattr) == 0 && ibv_next_poll(cqx) == 0 &&
+		      ibv_wc_read_completion_ts(cqx) == 1767225600123456789ULL &&
+		      ibv_wc_read_completion_wallclock_ns(cqx) ==
+		      1767225600123456789ULL,
+		      "the second CQE's timestamp, 64 bytes in");
+		ibv_end_poll(cqx);
+		vrnic_destroy_cq(ibv_cq_ex_to_cq(cqx));
+		ctx->clock = NULL;
+		vals.comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
+		CHECK(vrnic_query_rt_values(&ctx->ibvctx.context, &vals) ==
+		      EOPNOTSUPP, "query_rt_values without a clock page -> EOPNOTSUPP");
 	}
 
 	/* Atomics (RC): post_send and ibv_wr_atomic_* build the WQE. */
@@ -820,7 +879,7 @@ void resize_copy(struct vrnic_cq *cq, void *new_ring, uint32_t new_log_depth)
 	struct vrnic_cqe *dst = new_ring;
 
 	for (; ci != pi; ci++, n++) {
-		dst[n] = cq->ring[ci & ((1U << cq->log_depth) - 1)];
+		dst[n] = *ring_cqe(cq, ci);
 		dst[n].info = htole32((le32toh(dst[n].info) & ~1U) | 1);
 	}
 	cq_pi[cq->cqn] = n;

@@ -28,6 +28,11 @@ struct ibv_pd *
 vrnic_alloc_parent_domain(struct ibv_context *ibvctx,
 			  struct ibv_parent_domain_init_attr *attr);
 int vrnic_dealloc_pd(struct ibv_pd *ibvpd);
+int vrnic_clock_map(struct vrnic_context *ctx,
+		    const struct vrnic_alloc_ucontext_resp *resp);
+void vrnic_clock_unmap(struct vrnic_context *ctx);
+int vrnic_query_rt_values(struct ibv_context *ibvctx,
+			  struct ibv_values_ex *values);
 struct ibv_pd *vrnic_import_pd(struct ibv_context *ibvctx, uint32_t pd_handle);
 void vrnic_unimport_pd(struct ibv_pd *pd);
 struct ibv_mr *vrnic_import_mr(struct ibv_pd *pd, uint32_t mr_handle);

@@ -73,6 +73,7 @@ static const struct verbs_context_ops vrnic_ctx_ops = {
 	.query_device_ex = vrnic_query_device_ex,
 	.query_port = vrnic_query_port,
 	.query_qp = vrnic_query_qp,
+	.query_rt_values = vrnic_query_rt_values,
 	.query_srq = vrnic_query_srq,
 	.reg_dm_mr = vrnic_reg_dm_mr,
 	.reg_dmabuf_mr = vrnic_reg_dmabuf_mr,
@@ -152,6 +153,9 @@ static int vrnic_context_setup(struct vrnic_context *ctx,
 	err = vrnic_map_db(ctx, resp);
 	if (err)
 		goto err_free_qp_table;
+	err = vrnic_clock_map(ctx, resp);
+	if (err)
+		goto err_unmap_db;
 
 	verbs_set_ops(&ctx->ibvctx, &vrnic_ctx_ops);
 
@@ -166,6 +170,7 @@ static int vrnic_context_setup(struct vrnic_context *ctx,
 	return 0;
 
 err_unmap_db:
+	vrnic_clock_unmap(ctx);
 	vrnic_unmap_db(ctx);
 err_free_qp_table:
 	pthread_mutex_destroy(&ctx->qp_table_mutex);
@@ -256,6 +261,7 @@ static void vrnic_free_context(struct ibv_context *ibvctx)
 {
 	struct vrnic_context *ctx = to_vrnic_context(ibvctx);
 
+	vrnic_clock_unmap(ctx);
 	vrnic_unmap_db(ctx);
 	pthread_mutex_destroy(&ctx->qp_table_mutex);
 	free(ctx->qp_table);

@@ -50,6 +50,9 @@ struct vrnic_context {
 	 */
 	void *db;
 	size_t db_size;
+	/* The device's clock page, read-only (clock.c); NULL without one. */
+	const uint8_t *clock;
+	size_t clock_size;
 	/* Device limits, cached at alloc_context from QUERY_DEVICE. */
 	uint32_t max_qp_wr;
 	uint32_t max_sge;
@@ -129,14 +132,17 @@ struct vrnic_cq {
 	struct vrnic_buf buf;
 	/* Created with IBV_CQ_INIT_ATTR_MASK_PD: ring (and resize) source. */
 	struct vrnic_parent_domain *pdom;
-	struct vrnic_cqe *ring;
+	void *ring;			/* 2^log_depth CQEs of 1 << cqe_shift */
 	struct vrnic_cq_dbrec *dbrec;
 	uint32_t cqn;
 	uint32_t log_depth;
+	uint32_t flags;			/* VRNIC_CQ_FLAG_*: the CQE format */
+	uint32_t cqe_shift;
 	uint32_t ci;			/* free-running consumer index */
 	bool ci_dirty;			/* ci not yet published in dbrec */
 	/* Extended poll: a copy of the current CQE, decoded. */
 	struct vrnic_cqe cur;
+	uint64_t cur_ts;		/* its timestamp (timestamp CQs) */
 	uint32_t cur_status;		/* enum ibv_wc_status */
 };
 

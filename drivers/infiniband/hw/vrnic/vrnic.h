@@ -119,6 +119,11 @@ struct vrnic_dev {
 	bool has_cq_mod;	/* interface >= 1.5: MODIFY_CQ */
 	/* VRNIC_DEVICE_CAP_ON_DEMAND and the kernel's ODP (vrnic_odp.c) */
 	bool has_odp;
+	/*
+	 * VRNIC_DEVICE_CAP_TIMESTAMP: BAR0's clock page (its bus address, for
+	 * user mappings) and timestamp CQs; 0 without.
+	 */
+	resource_size_t clock_pa;
 	struct xarray odp_xa;	/* ODP MRs by key index, for page faults */
 	struct srcu_struct odp_srcu;	/* a fault's MR against dereg_mr */
 	struct workqueue_struct *odp_wq;	/* page faults */
@@ -157,6 +162,7 @@ struct vrnic_dev {
 enum vrnic_mmap_type {
 	VRNIC_MMAP_IO_NC,	/* doorbell page: uncached MMIO */
 	VRNIC_MMAP_DM,		/* device memory pages: write-combined */
+	VRNIC_MMAP_CLOCK,	/* the clock page: uncached MMIO, read-only */
 };
 
 struct vrnic_user_mmap_entry {
@@ -173,6 +179,7 @@ struct vrnic_ucontext {
 	struct ib_ucontext ibucontext;
 	u32 db_page;		/* BAR2 page index of this context */
 	struct rdma_user_mmap_entry *db_entry;
+	struct rdma_user_mmap_entry *clock_entry;	/* or NULL */
 };
 
 /*
@@ -238,6 +245,7 @@ struct vrnic_cq {
 	u32 vector;		/* completion vector = index into vdev->eqs */
 	u32 depth;
 	u8 log_depth;
+	u32 flags;		/* VRNIC_CQ_FLAG_*: the CQE format */
 	bool kernel;
 	struct vrnic_mem mem;
 

@@ -355,6 +355,7 @@ static void vrnic_cmd_fill_cq(union vrnic_aq_cmd *cmd,
 	cmd->create_cq.log_depth = cpu_to_le32(p->log_depth);
 	cmd->create_cq.uctx = cpu_to_le32(p->uctx);
 	cmd->create_cq.mem = *p->mem;
+	cmd->create_cq.flags = cpu_to_le32(p->flags);
 }
 
 int vrnic_cmd_create_cq(struct vrnic_cmdq *cmdq,

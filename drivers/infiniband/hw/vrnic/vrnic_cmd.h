@@ -71,6 +71,7 @@ struct vrnic_cmd_cq_params {
 	u32 eqn;
 	u32 log_depth;
 	u32 uctx;
+	u32 flags;		/* VRNIC_CQ_FLAG_* */
 	const struct vrnic_mem_desc *mem;
 };
 

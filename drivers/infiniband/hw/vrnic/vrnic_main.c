@@ -575,6 +575,11 @@ static int vrnic_objects_init(struct vrnic_dev *vdev)
 	err = vrnic_dm_init(vdev);
 	if (err)
 		goto err_db_unmap;
+	/* The clock page, when there is one, is handed to user contexts. */
+	if ((vdev->dev_attr.device_caps & VRNIC_DEVICE_CAP_TIMESTAMP) &&
+	    pci_resource_len(pdev, VRNIC_BAR_REGS) >= VRNIC_BAR0_SIZE)
+		vdev->clock_pa = pci_resource_start(pdev, VRNIC_BAR_REGS) +
+				 VRNIC_CLOCK_PAGE;
 	err = vrnic_eqs_init(vdev);
 	if (err)
 		goto err_dm_uninit;

@@ -158,6 +158,11 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 					  IB_DEVICE_FLUSH_PERSISTENT;
 	attr->kernel_cap_flags = 0;
 	vrnic_odp_caps(to_vdev(ibdev), attr);
+	/* Timestamp CQs count the device clock: ns of real time, 64 bits. */
+	if (to_vdev(ibdev)->clock_pa) {
+		attr->hca_core_clock = VRNIC_CLOCK_KHZ;
+		attr->timestamp_mask = U64_MAX;
+	}
 	/* The device executes atomics one at a time: atomic to each other. */
 	attr->atomic_cap = (da->device_caps & VRNIC_DEVICE_CAP_ATOMIC_HCA) ?
 			   IB_ATOMIC_HCA : IB_ATOMIC_NONE;
@@ -336,6 +341,34 @@ static void vrnic_ucontext_db_uninit(struct vrnic_ucontext *uctx)
 	if (uctx->db_entry)
 		rdma_user_mmap_entry_remove(uctx->db_entry);
 	uctx->db_entry = NULL;
+	if (uctx->clock_entry)
+		rdma_user_mmap_entry_remove(uctx->clock_entry);
+	uctx->clock_entry = NULL;
+}
+
+/*
+ * The clock page, for ibv_query_rt_values_ex: every context of a device
+ * with one may map it (read-only); a failure only leaves it out.
+ */
+static void vrnic_ucontext_clock_init(struct vrnic_dev *vdev,
+				      struct vrnic_ucontext *uctx)
+{
+	struct vrnic_user_mmap_entry *entry;
+
+	if (!vdev->clock_pa)
+		return;
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return;
+	entry->vdev = vdev;
+	entry->type = VRNIC_MMAP_CLOCK;
+	entry->address = vdev->clock_pa;
+	if (rdma_user_mmap_entry_insert(&uctx->ibucontext, &entry->rdma_entry,
+					PAGE_SIZE)) {
+		kfree(entry);
+		return;
+	}
+	uctx->clock_entry = &entry->rdma_entry;
 }
 
 /* What alloc_ucontext answers, and QUERY_CONTEXT again for an importer. */
@@ -351,6 +384,11 @@ static void vrnic_ucontext_resp(struct vrnic_ucontext *uctx,
 		resp->db_mmap_key = rdma_user_mmap_get_offset(uctx->db_entry);
 	resp->max_inline_data = vrnic_max_inline(&vdev->dev_attr);
 	resp->max_sge = vrnic_max_send_sge(&vdev->dev_attr);
+	if (uctx->clock_entry) {
+		resp->comp_mask |= VRNIC_ALLOC_UCONTEXT_RESP_CLOCK;
+		resp->clock_mmap_key =
+			rdma_user_mmap_get_offset(uctx->clock_entry);
+	}
 }
 
 int vrnic_alloc_ucontext(struct ib_ucontext *ibucontext,
@@ -391,6 +429,7 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibucontext,
 	err = vrnic_ucontext_db_init(vdev, uctx);
 	if (err)
 		return err;
+	vrnic_ucontext_clock_init(vdev, uctx);
 
 	vrnic_ucontext_resp(uctx, &resp);
 	err = vrnic_respond_udata(udata, &resp, sizeof(resp));
@@ -525,6 +564,18 @@ int vrnic_mmap(struct ib_ucontext *ibucontext, struct vm_area_struct *vma)
 					PHYS_PFN(entry->address),
 					rdma_entry->npages * PAGE_SIZE,
 					pgprot_writecombine(vma->vm_page_prot),
+					rdma_entry);
+		break;
+	case VRNIC_MMAP_CLOCK:
+		/* Read the clock, never write it: not even by mprotect later. */
+		if (vma->vm_flags & VM_WRITE) {
+			err = -EPERM;
+			break;
+		}
+		vm_flags_clear(vma, VM_MAYWRITE);
+		err = rdma_user_mmap_io(ibucontext, vma,
+					PHYS_PFN(entry->address), PAGE_SIZE,
+					pgprot_noncached(vma->vm_page_prot),
 					rdma_entry);
 		break;
 	default:
@@ -1067,9 +1118,9 @@ int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags)
 
 /* ---- CQ ---- */
 
-static size_t vrnic_cq_bytes(u32 log_depth)
+static size_t vrnic_cq_bytes(u32 flags, u32 log_depth)
 {
-	return ((size_t)VRNIC_CQE_SIZE << log_depth) + VRNIC_DBREC_SIZE;
+	return vrnic_cq_ring_len(flags, log_depth);
 }
 
 /* Kernel ring of 2^log_depth CQEs + dbrec, described in @mem. */
@@ -1078,7 +1129,7 @@ static int vrnic_cq_kring_alloc(struct vrnic_dev *vdev, struct vrnic_kbuf *kbuf,
 {
 	int err;
 
-	err = vrnic_kbuf_alloc(vdev, kbuf, vrnic_cq_bytes(log_depth));
+	err = vrnic_kbuf_alloc(vdev, kbuf, vrnic_cq_bytes(0, log_depth));
 	if (err)
 		return err;
 	err = vrnic_mem_from_kbuf(vdev, mem, kbuf);
@@ -1096,10 +1147,13 @@ static void vrnic_cq_set_kring(struct vrnic_cq *cq, u32 log_depth)
 	cq->ci = 0;
 }
 
-/* Validate a user CQ ring command (create and resize share the layout). */
+/*
+ * Validate a user CQ ring command (create and resize share the layout)
+ * for a CQ of these flags.
+ */
 static int vrnic_cq_user_ring(struct vrnic_dev *vdev, int cqe, u64 comp_mask,
-			      u64 buf_addr, u32 buf_len, u32 log_depth,
-			      struct vrnic_mem *mem)
+			      u32 flags, u64 buf_addr, u32 buf_len,
+			      u32 log_depth, struct vrnic_mem *mem)
 {
 	u32 max_log = ilog2(vrnic_max_cqe(&vdev->dev_attr));
 
@@ -1107,7 +1161,7 @@ static int vrnic_cq_user_ring(struct vrnic_dev *vdev, int cqe, u64 comp_mask,
 		return -EOPNOTSUPP;
 	if (log_depth < 1 || log_depth > max_log ||
 	    (1U << log_depth) < (u32)cqe ||
-	    buf_len < vrnic_cq_bytes(log_depth)) {
+	    buf_len < vrnic_cq_bytes(flags, log_depth)) {
 		ibdev_dbg(&vdev->ibdev,
 			  "cq: bad ring (log_depth %u, cqe %d, buf_len %u)\n",
 			  log_depth, cqe, buf_len);
@@ -1132,7 +1186,9 @@ int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	u32 log_depth;
 	int err;
 
-	if (attr->flags)
+	/* Completion timestamps are for user CQs (ibv_create_cq_ex). */
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION ||
+	    (attr->flags && (!udata || !vdev->clock_pa)))
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > vrnic_max_cqe(&vdev->dev_attr) ||
 	    attr->comp_vector >= vdev->num_eqs)
@@ -1146,8 +1202,17 @@ int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 				     "create_cq");
 		if (err)
 			return err;
+		if ((cmd.flags & ~VRNIC_CQ_FLAG_TIMESTAMP) ||
+		    ((cmd.flags & VRNIC_CQ_FLAG_TIMESTAMP) && !vdev->clock_pa)) {
+			ibdev_dbg(&vdev->ibdev, "create_cq: flags %#x\n",
+				  cmd.flags);
+			return -EOPNOTSUPP;
+		}
+		if (cmd.reserved_e0)
+			return -EINVAL;
+		cq->flags = cmd.flags;
 		err = vrnic_cq_user_ring(vdev, attr->cqe, cmd.comp_mask,
-					 cmd.buf_addr, cmd.buf_len,
+					 cmd.flags, cmd.buf_addr, cmd.buf_len,
 					 cmd.log_depth, &cq->mem);
 		if (err)
 			return err;
@@ -1167,6 +1232,7 @@ int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	p.eqn = vdev->eqs[cq->vector].eqn;
 	p.log_depth = log_depth;
 	p.uctx = vrnic_uctx(udata);
+	p.flags = cq->flags;
 	p.mem = &cq->mem.desc;
 	err = vrnic_cmd_create_cq(&vdev->cmdq, &p, &cq->cqn);
 	if (err)
@@ -1266,14 +1332,15 @@ int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 			     offsetofend(typeof(cmd), log_depth), "resize_cq");
 	if (err)
 		return err;
-	err = vrnic_cq_user_ring(vdev, cqe, cmd.comp_mask, cmd.buf_addr,
-				 cmd.buf_len, cmd.log_depth, &mem);
+	err = vrnic_cq_user_ring(vdev, cqe, cmd.comp_mask, cq->flags,
+				 cmd.buf_addr, cmd.buf_len, cmd.log_depth, &mem);
 	if (err)
 		return err;
 
 	p.eqn = vdev->eqs[cq->vector].eqn;
 	p.log_depth = cmd.log_depth;
 	p.uctx = vrnic_uctx(udata);
+	p.flags = cq->flags;
 	p.mem = &mem.desc;
 	err = vrnic_cmd_resize_cq(&vdev->cmdq, cq->cqn, &p);
 	if (err) {
