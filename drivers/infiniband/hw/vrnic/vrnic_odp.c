@@ -92,6 +92,9 @@ int vrnic_odp_map_umem(struct vrnic_mr *mr, struct ib_umem_odp *odp,
 	return 0;
 }
 
+/* Attempts at a page fault whose range invalidations keep busy. */
+#define VRNIC_ODP_FAULT_TRIES	5
+
 /* Pages [page, page + npages) of @mr, as vrnic_odp_map_umem(). */
 static int vrnic_odp_map(struct vrnic_dev *vdev, struct vrnic_mr *mr,
 			 u64 page, u64 npages, bool fault, bool write)
@@ -119,12 +122,22 @@ static void vrnic_odp_fault_work(struct work_struct *work)
 	struct vrnic_dev *vdev = to_vdev(f->qp->ibqp.device);
 	u32 status = VRNIC_PF_DONE_MAPPED;
 	struct vrnic_mr *mr;
-	int idx, err;
+	int idx, err, tries;
 
 	idx = srcu_read_lock(&vdev->odp_srcu);
 	mr = vrnic_odp_mr(vdev, f->key);
-	err = mr ? vrnic_odp_map(vdev, mr, f->page, f->npages, true,
-				 f->write) : -ENOENT;
+	/*
+	 * -EBUSY: invalidations of the range kept racing the fault for ib_core's
+	 * whole retry time (HMM_RANGE_DEFAULT_TIMEOUT). The memory is still the
+	 * process's; a busy or slow host only makes that time short. Try again,
+	 * a bounded number of times, before the access fails.
+	 */
+	for (tries = 0; tries < VRNIC_ODP_FAULT_TRIES; tries++) {
+		err = mr ? vrnic_odp_map(vdev, mr, f->page, f->npages, true,
+					 f->write) : -ENOENT;
+		if (err != -EBUSY)
+			break;
+	}
 	srcu_read_unlock(&vdev->odp_srcu, idx);
 	if (err) {
 		ibdev_dbg(&vdev->ibdev,
