@@ -139,6 +139,10 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
         return vrnic_odp_fault_done(core, (const void *)raw);
     case VRNIC_AQ_OP_ODP_INVALIDATE:
         return vrnic_odp_invalidate(core, (const void *)raw);
+    case VRNIC_AQ_OP_CREATE_FLOW:
+        return vrnic_flow_create(core, (const void *)raw, result);
+    case VRNIC_AQ_OP_DESTROY_FLOW:
+        return vrnic_flow_destroy(core, (const void *)raw);
     default:
         return VRNIC_AQ_STS_BAD_OPCODE;
     }

@@ -194,6 +194,11 @@ typedef struct VrnicObjects {
     /* Multicast groups (vrnic_mcast.c); n_mcast slots are in use. */
     VrnicMcastGrp mcast[VRNIC_MCAST_MAX_GRP];
     uint32_t n_mcast;
+    /* Flow rules (vrnic_flow.c) by flow id; entry 0 is never used. */
+    VrnicFlow flows[VRNIC_FLOW_MAX + 1];
+    uint32_t n_flows;
+    uint32_t next_flow;
+    uint64_t flow_seq;
 } VrnicObjects;
 
 typedef struct VrnicCore {

@@ -318,6 +318,27 @@ bool vrnic_gid_is_mcast(const uint8_t gid[16]);
 uint32_t vrnic_mcast_members(const VrnicCore *core, const uint8_t gid[16],
                              uint32_t *qpns);
 
+/* vrnic_flow.c: flow steering (uapi "Flow steering"). */
+void vrnic_flow_reset(VrnicCore *core);
+uint8_t vrnic_flow_create(VrnicCore *core,
+                          const struct vrnic_aq_create_flow *c,
+                          uint64_t *result);
+uint8_t vrnic_flow_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c);
+/* DESTROY_QP succeeded: the QP's rules go with it. */
+void vrnic_flow_qp_destroyed(VrnicCore *core, uint32_t qpn);
+/*
+ * The rule a frame meets, ignoring the rules of QP src_qpn (the sender of
+ * a looped-back frame; 0 from the wire): its flow id, 0 when none matches.
+ */
+uint32_t vrnic_flow_lookup(VrnicCore *core, const uint8_t *frame, size_t len,
+                           uint32_t src_qpn);
+/*
+ * Steer a received frame: true when a rule took it (to its raw packet QP,
+ * or dropped it), false when it goes on to the Ethernet RX ring.
+ */
+bool vrnic_flow_rx(VrnicCore *core, const uint8_t *frame, size_t len,
+                   uint32_t src_qpn);
+
 /* The RoCEv2 transport (vrnic_xport.h lists its files). */
 struct VrnicXport *vrnic_xport_new(VrnicCore *core);
 void vrnic_xport_free(VrnicQp *qp);

@@ -2,6 +2,12 @@
  * vrnic Ethernet function: one TX and one RX descriptor ring, completions
  * written back into the descriptors, one MSI-X vector armed per ring.
  *
+ * Who gets a received frame (vrnic_core_eth_receive): RoCEv2 to one of the
+ * port's GIDs (or an attached multicast group) is the RDMA engine's; a
+ * frame a flow rule matches goes to its raw packet QP (vrnic_flow.c),
+ * whatever its destination MAC; the rest passes the MAC filter to the RX
+ * ring.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
@@ -229,16 +235,20 @@ void vrnic_core_eth_receive(VrnicCore *core, const uint8_t *frame,
 {
     VrnicEthFifo *q = core->eth_rx_fifo;
 
+    bool accept;
+
     if (core->gone || !core->link_up || len < VRNIC_ETH_MIN_FRAME) {
         return;
     }
-    if (!vrnic_eth_accept(core, frame)) {
-        core->stats.eth_rx_filtered++;
-        return;
-    }
+    accept = vrnic_eth_accept(core, frame);
     vrnic_core_enter(core);
-    if (vrnic_rx_route(core, frame, len)) {
+    if (accept && vrnic_rx_route(core, frame, len)) {
         /* UDP/4791 to one of the port's GIDs: the RDMA engine's. */
+    } else if (len <= vrnic_eth_max_frame(core) &&
+               vrnic_flow_rx(core, frame, len, 0)) {
+        /* A flow rule took it, whatever its MAC: a raw packet QP's. */
+    } else if (!accept) {
+        core->stats.eth_rx_filtered++;
     } else if (len > vrnic_eth_max_frame(core)) {
         core->stats.eth_rx_too_big++;
         trace_vrnic_eth_rx_drop(len, "larger than MTU");

@@ -51,6 +51,7 @@ void vrnic_obj_reset(VrnicCore *core)
     o->next_pd = o->next_mr = o->next_cq = o->next_qp = o->next_srq = 0;
     o->qps_pending = o->cqs_notify = o->cqs_waiting = 0;
     vrnic_mcast_reset(core);
+    vrnic_flow_reset(core);
 }
 
 void vrnic_obj_uninit(VrnicCore *core)

@@ -165,4 +165,19 @@ typedef struct VrnicMcastGrp {
     uint32_t qpns[VRNIC_MCAST_MAX_QP_ATTACH];
 } VrnicMcastGrp;
 
+/*
+ * A flow rule (vrnic_flow.c): what it matches (value already masked), the
+ * raw packet QP that gets the frames, and the order among equal
+ * priorities (seq: the older rule wins).
+ */
+typedef struct VrnicFlow {
+    bool live;
+    uint8_t flags;      /* VRNIC_FLOW_F_* */
+    uint16_t priority;
+    uint32_t qpn;
+    uint64_t seq;
+    struct vrnic_flow_key value;
+    struct vrnic_flow_key mask;
+} VrnicFlow;
+
 #endif

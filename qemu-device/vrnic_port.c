@@ -69,6 +69,7 @@ uint8_t vrnic_port_query_device(VrnicCore *core, const struct vrnic_aq_query *c)
                                    VRNIC_DEVICE_CAP_ATOMIC_WRITE |
                                    VRNIC_DEVICE_CAP_FLUSH |
                                    VRNIC_DEVICE_CAP_TIMESTAMP |
+                                   VRNIC_DEVICE_CAP_RAW_PACKET |
                                    (cfg->dm_size ? VRNIC_DEVICE_CAP_DEVICE_MEM :
                                                    0)),
     };

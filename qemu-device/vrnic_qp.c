@@ -92,15 +92,16 @@
 #define T_UC VRNIC_QP_TYPE_UC
 #define T_UD VRNIC_QP_TYPE_UD
 #define T_GSI VRNIC_QP_TYPE_GSI
+#define T_RAW VRNIC_QP_TYPE_RAW_PACKET
 
 typedef struct VrnicQpTransition {
     bool valid;
-    uint32_t req[T_GSI + 1];
-    uint32_t opt[T_GSI + 1];
+    uint32_t req[T_RAW + 1];
+    uint32_t opt[T_RAW + 1];
 } VrnicQpTransition;
 
-/* ib_core's qp_state_table restricted to RC/UC/UD/GSI and the attributes
- * the device implements. */
+/* ib_core's qp_state_table restricted to RC/UC/UD/GSI/raw packet and the
+ * attributes the device implements. */
 static const VrnicQpTransition vrnic_qp_table[S_ERR + 1][S_ERR + 1] = {
     [S_RST] = {
         [S_RST] = { .valid = true },
@@ -108,7 +109,8 @@ static const VrnicQpTransition vrnic_qp_table[S_ERR + 1][S_ERR + 1] = {
             [T_UD] = A_PKEY | A_PORT | A_QKEY,
             [T_UC] = A_PKEY | A_PORT | A_ACC,
             [T_RC] = A_PKEY | A_PORT | A_ACC,
-            [T_GSI] = A_PKEY | A_QKEY } },
+            [T_GSI] = A_PKEY | A_QKEY,
+            [T_RAW] = A_PORT } },
     },
     [S_INIT] = {
         [S_RST] = { .valid = true },
@@ -117,7 +119,8 @@ static const VrnicQpTransition vrnic_qp_table[S_ERR + 1][S_ERR + 1] = {
             [T_UD] = A_PKEY | A_PORT | A_QKEY,
             [T_UC] = A_PKEY | A_PORT | A_ACC,
             [T_RC] = A_PKEY | A_PORT | A_ACC,
-            [T_GSI] = A_PKEY | A_QKEY } },
+            [T_GSI] = A_PKEY | A_QKEY,
+            [T_RAW] = A_PORT } },
         [S_RTR] = { .valid = true, .req = {
             [T_UC] = A_AV | A_MTU | A_DQPN | A_RQPSN,
             [T_RC] = A_AV | A_MTU | A_DQPN | A_RQPSN | A_MAXDRD | A_MINRNR },
@@ -496,8 +499,12 @@ uint8_t vrnic_qp_create(VrnicCore *core, const struct vrnic_aq_create_qp *c,
         !VRNIC_RSVD_ZERO(c->rsvd2)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
     }
-    if (c->type < T_RC || c->type > T_GSI) {
+    if (c->type < T_RC || c->type > T_RAW) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "type", c->type);
+    }
+    if (c->type == T_RAW && srqn) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "raw packet QP with SRQ",
+                            srqn);
     }
     if (uctx >= core->cfg.db_pages || (c->type == T_GSI && uctx)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "uctx", uctx);
@@ -808,6 +815,7 @@ uint8_t vrnic_qp_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c)
     /* Nothing may reach a QP number a new QP could get. */
     vrnic_mw_qp_destroyed(core, qpn);
     vrnic_mcast_qp_destroyed(core, qpn);
+    vrnic_flow_qp_destroyed(core, qpn);
     vrnic_xport_free(qp);
     memset(qp, 0, sizeof(*qp));
     o->n_qps--;

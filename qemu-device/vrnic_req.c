@@ -9,7 +9,8 @@
  *  1. copies the WQE in once (all later decisions use the copy) and checks
  *     it: opcode allowed for the QP type (RC: all, ATOMIC_WRITE and FLUSH
  *     included; UC: SEND, SEND_IMM,
- *     WRITE, WRITE_IMM; UD/GSI: SEND, SEND_IMM), inline length <=
+ *     WRITE, WRITE_IMM; UD/GSI: SEND, SEND_IMM; raw packet: SEND of one
+ *     Ethernet frame, 14 bytes to the MTU + 18), inline length <=
  *     max_inline, num_sge <= max_send_sge, both within the WQE size, every
  *     non-empty local SGE with vrnic_mr_check (LOCAL_WRITE for READ and
  *     atomic targets), message <= 2^31 (UD: <= one path MTU), atomics need
@@ -27,7 +28,8 @@
  *     last packet of every RC request. P_Key 0xFFFF. Source MAC/GID from
  *     the port (av.sgid_index), destination from the QP's AV (RC/UC) or
  *     the WQE's (UD); UDP source port rdma_get_udp_sport(flow label, qpn,
- *     dest qpn). UD/GSI: DETH with the WQE's Q_Key (MSB set: the QP's) and
+ *     dest qpn). A raw packet QP's frame goes as it is (vrnic_tx_raw).
+ *     UD/GSI: DETH with the WQE's Q_Key (MSB set: the QP's) and
  *     source QP (1 for GSI). A frame to the device's own GID goes to the
  *     loopback queue (vrnic_loop.c) instead of the wire. A UD frame to a
  *     multicast GID has DestQP 0xFFFFFF and goes on the wire, and also to
@@ -68,9 +70,17 @@ static bool vrnic_tx_op_ok(uint8_t type, uint8_t op)
                op == VRNIC_WQE_OP_RDMA_WRITE ||
                op == VRNIC_WQE_OP_RDMA_WRITE_IMM ||
                vrnic_op_is_local(op);
+    case VRNIC_QP_TYPE_RAW_PACKET:
+        return op == VRNIC_WQE_OP_SEND;
     default:
         return op == VRNIC_WQE_OP_SEND || op == VRNIC_WQE_OP_SEND_IMM;
     }
+}
+
+/* The longest frame a raw packet QP sends: the port's MTU and a tag. */
+static uint32_t vrnic_raw_max_frame(const VrnicCore *core)
+{
+    return core->mtu + VRNIC_RAW_FRAME_OVERHEAD;
 }
 
 static bool vrnic_qp_is_ud(const VrnicQp *qp)
@@ -320,6 +330,11 @@ static VrnicTxRes vrnic_tx_start(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_LEN_ERR,
                              "message too long");
     }
+    if (qp->type == VRNIC_QP_TYPE_RAW_PACKET &&
+        (len < VRNIC_RAW_MIN_FRAME || len > vrnic_raw_max_frame(core))) {
+        return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_LEN_ERR,
+                             "not an Ethernet frame of the port's size");
+    }
     if ((op == VRNIC_WQE_OP_ATOMIC_CMP_SWP ||
          op == VRNIC_WQE_OP_ATOMIC_FETCH_ADD) && len < 8) {
         return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_LEN_ERR,
@@ -335,7 +350,9 @@ static VrnicTxRes vrnic_tx_start(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         s->first_psn = x->psn;
         x->psn = vrnic_psn_add(x->psn, vrnic_read_psns(len, pmtu));
     } else {
-        s->npkts = rd ? 1 : MAX(1, DIV_ROUND_UP(len, pmtu));
+        /* A raw packet QP's frame leaves whole. */
+        s->npkts = rd || qp->type == VRNIC_QP_TYPE_RAW_PACKET ? 1 :
+                   MAX(1, DIV_ROUND_UP(len, pmtu));
         s->first_psn = x->psn;
         x->psn = vrnic_psn_add(x->psn, s->npkts);
     }
@@ -615,7 +632,7 @@ static VrnicTxRes vrnic_tx_packet(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (mc_local) {
         trace_vrnic_mcast_loop(qpn, ldq_be_p(d->av->dgid),
                                ldq_be_p(d->av->dgid + 8), mc_local);
-        vrnic_loop_put(core, qpn, frame, flen);
+        vrnic_loop_put(core, qpn, frame, flen, false);
     }
     *ack_req = h.bth.ack_req;
     return VRNIC_TX_DONE;
@@ -653,6 +670,65 @@ static void vrnic_tx_rc_sent(VrnicCore *core, VrnicQp *qp, VrnicSwqe *s,
     }
 }
 
+/*
+ * A started datagram or frame that no longer fits the port (the MTU went
+ * down while it waited for the wire) fails as too long; it never goes out
+ * cut short. Not a guest error: the driver may lower the MTU at any time.
+ */
+static VrnicTxRes vrnic_tx_too_long(uint32_t qpn, VrnicSwqe *s,
+                                    const char *why)
+{
+    trace_vrnic_tx_drop(qpn, s->first_psn, why);
+    s->done = true;
+    s->status = VRNIC_WC_LOC_LEN_ERR;
+    s->npkts = 0;
+    return VRNIC_TX_FAIL;
+}
+
+/*
+ * A raw packet QP's frame: on the wire as the WQE holds it and, when a
+ * flow rule of another QP here matches it, through the loopback queue to
+ * that QP.
+ */
+static VrnicTxRes vrnic_tx_raw(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
+                               VrnicSwqe *s, unsigned *budget)
+{
+    uint8_t frame[VRNIC_LOOP_FRAME] VRNIC_UNINITIALIZED;
+    uint32_t flow;
+    VrnicTxRes r;
+
+    if (s->len > vrnic_raw_max_frame(core)) {
+        return vrnic_tx_too_long(qpn, s, "frame longer than the port's "
+                                 "MTU now");
+    }
+    if (!*budget) {
+        return VRNIC_TX_MORE;
+    }
+    /* Whether it loops back is known only from the frame: room for both. */
+    if (!vrnic_xport_can_send(core, false) ||
+        !vrnic_xport_can_send(core, true)) {
+        return VRNIC_TX_MORE;
+    }
+    r = vrnic_tx_odp(core, qpn, qp, s, 0, s->len);
+    if (r != VRNIC_TX_DONE) {
+        return r;
+    }
+    if (!vrnic_sge_rw(core, qp, s, 0, frame, s->len, false)) {
+        s->done = true;
+        s->status = VRNIC_WC_LOC_PROT_ERR;
+        return VRNIC_TX_FAIL;
+    }
+    flow = vrnic_flow_lookup(core, frame, s->len, qpn);
+    trace_vrnic_raw_tx(qpn, s->len, flow);
+    vrnic_wire_send(core, frame, s->len);
+    if (flow) {
+        vrnic_loop_put(core, qpn, frame, s->len, true);
+    }
+    s->sent = 1;
+    (*budget)--;
+    return VRNIC_TX_DONE;
+}
+
 /* Send the packets of a started WQE from s->sent, within *budget. */
 static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                 VrnicSwqe *s, unsigned *budget)
@@ -664,18 +740,14 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 
     /*
      * Segmented for the path MTU of its start: PSNs and packet count were
-     * fixed then. A UD datagram that no longer fits the port (the MTU went
-     * down while it waited for the wire) fails as too long; it never goes
-     * out cut short. Not a guest error: the driver may lower the MTU at
-     * any time.
+     * fixed then. A UD datagram must still fit (vrnic_tx_too_long).
      */
     if (vrnic_qp_is_ud(qp) && !s->sent && s->len > vrnic_xport_pmtu(core, qp)) {
-        trace_vrnic_tx_drop(qpn, s->first_psn, "datagram longer than the "
-                            "port's MTU now");
-        s->done = true;
-        s->status = VRNIC_WC_LOC_LEN_ERR;
-        s->npkts = 0;
-        return VRNIC_TX_FAIL;
+        return vrnic_tx_too_long(qpn, s, "datagram longer than the port's "
+                                 "MTU now");
+    }
+    if (qp->type == VRNIC_QP_TYPE_RAW_PACKET) {
+        return s->sent ? VRNIC_TX_DONE : vrnic_tx_raw(core, qpn, qp, s, budget);
     }
     vrnic_tx_dest(qp, s, &d);
     while (s->sent < s->npkts) {

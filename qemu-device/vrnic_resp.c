@@ -41,6 +41,9 @@
  *    and out-of-sequence opcodes are NAK INVALID_REQUEST (RC; UC drops).
  * After sending an error NAK the RC responder moves its QP to ERR.
  *
+ * Raw packet QPs have no transport: a frame a flow rule steers to one
+ * (vrnic_flow.c) is taken like a UD datagram, whole (vrnic_rx_raw).
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
@@ -253,6 +256,47 @@ void vrnic_rx_ud(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (pkt->hdr.bth.se) {
         e.flags |= VRNIC_CQE_FLAG_SOLICITED;
     }
+    vrnic_rx_complete(core, qpn, qp, &e);
+    if (e.status == VRNIC_WC_LOC_PROT_ERR ||
+        e.status == VRNIC_WC_LOC_QP_OP_ERR) {
+        vrnic_qp_error(core, qpn);
+    }
+}
+
+/*
+ * A raw packet QP takes a steered frame whole into one receive WQE, in RTR
+ * and later states. Like a UD datagram, a frame it cannot take is dropped
+ * (counted) and one too long for the WQE completes LOC_LEN_ERR with the QP
+ * left up.
+ */
+void vrnic_rx_raw(VrnicCore *core, uint32_t flow_id, uint32_t qpn,
+                  const uint8_t *frame, size_t len)
+{
+    VrnicQp *qp = vrnic_qp_get(core, qpn);
+    struct vrnic_cqe e = { .opcode = VRNIC_CQE_OP_RECV };
+    const char *why = NULL;
+
+    if (!qp || qp->type != VRNIC_QP_TYPE_RAW_PACKET) {
+        why = "no such raw packet QP";
+    } else if (qp->state < VRNIC_QPS_RTR || qp->state == VRNIC_QPS_ERR) {
+        why = "QP not ready to receive";
+    } else if (!vrnic_rx_get_rwqe(core, qpn, qp)) {
+        why = "no receive WQE";
+    }
+    if (why) {
+        core->stats.port[VRNIC_PORT_STAT_FLOW_DROPS]++;
+        trace_vrnic_flow_drop(flow_id, qpn, len, why);
+        return;
+    }
+    e.status = vrnic_rx_scatter(core, qpn, qp, 0, frame, len);
+    if (e.status == VRNIC_RX_PAGE_WAIT) {
+        /* Dropped; the receive WQE stays held for the next frame. */
+        core->stats.port[VRNIC_PORT_STAT_FLOW_DROPS]++;
+        trace_vrnic_flow_drop(flow_id, qpn, len, "page fault");
+        return;
+    }
+    e.byte_len = cpu_to_le32(len);
+    core->stats.port[VRNIC_PORT_STAT_FLOW_RX]++;
     vrnic_rx_complete(core, qpn, qp, &e);
     if (e.status == VRNIC_WC_LOC_PROT_ERR ||
         e.status == VRNIC_WC_LOC_QP_OP_ERR) {

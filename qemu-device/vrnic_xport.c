@@ -181,7 +181,7 @@ void vrnic_xport_output(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
     core->stats.port[VRNIC_PORT_STAT_TX_PKTS]++;
     core->stats.port[VRNIC_PORT_STAT_TX_BYTES] += len;
     if (loop) {
-        vrnic_loop_put(core, qpn, frame, len);
+        vrnic_loop_put(core, qpn, frame, len, false);
     } else {
         vrnic_fault_frame(core, VRNIC_FAULT_DIR_TX, frame, len);
     }

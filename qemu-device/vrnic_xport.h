@@ -79,6 +79,10 @@
  * biggest header set (RETH + ImmDt), ICRC; rounded up.
  */
 #define VRNIC_XPORT_FRAME   (VRNIC_MAX_PMTU + 256)
+/* A loopback slot holds either such a frame or a raw packet QP's frame. */
+#define VRNIC_LOOP_FRAME    MAX_CONST(VRNIC_XPORT_FRAME, \
+                                      VRNIC_MAX_MTU + \
+                                      VRNIC_RAW_FRAME_OVERHEAD)
 #define VRNIC_LOOP_SLOTS    64      /* loopback frames in flight */
 /*
  * The requester's packet window: unacknowledged request PSNs per QP, as
@@ -320,12 +324,16 @@ typedef struct VrnicXport {
     VrnicResp q[];          /* q_size entries */
 } VrnicXport;
 
-/* The loopback wire: frames whose destination GID is the device's own. */
+/*
+ * The loopback wire: frames whose destination GID is the device's own, and
+ * raw packet QPs' frames a flow rule here takes.
+ */
 typedef struct VrnicLoop {
     uint32_t head, tail;
     uint32_t len[VRNIC_LOOP_SLOTS];
     uint32_t src_qpn[VRNIC_LOOP_SLOTS];     /* the QP that sent it */
-    uint8_t frame[VRNIC_LOOP_SLOTS][VRNIC_XPORT_FRAME];
+    bool raw[VRNIC_LOOP_SLOTS];             /* for flow steering, not RoCE */
+    uint8_t frame[VRNIC_LOOP_SLOTS][VRNIC_LOOP_FRAME];
 } VrnicLoop;
 
 /* vrnic_xport.c */
@@ -396,6 +404,9 @@ bool vrnic_rx_rkey_ok(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                       uint64_t len);
 void vrnic_rx_ud(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                  const uint8_t *frame, const VrnicPkt *pkt);
+/* A frame flow rule flow_id steers to raw packet QP qpn (vrnic_flow.c). */
+void vrnic_rx_raw(VrnicCore *core, uint32_t flow_id, uint32_t qpn,
+                  const uint8_t *frame, size_t len);
 void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                  const uint8_t *frame, const VrnicPkt *pkt);
 
@@ -411,9 +422,12 @@ bool vrnic_resp_restart_read(VrnicXport *x, const VrnicPkt *pkt,
 
 /* vrnic_loop.c */
 bool vrnic_loop_has_room(VrnicCore *core);
-/* Queue a frame QP qpn sent to this device (the sender is remembered). */
+/*
+ * Queue a frame QP qpn sent to this device (the sender is remembered): a
+ * RoCEv2 packet, or with raw a raw packet QP's frame for flow steering.
+ */
 void vrnic_loop_put(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
-                    size_t len);
+                    size_t len, bool raw);
 
 static inline int64_t vrnic_now(VrnicCore *core)
 {

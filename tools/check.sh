@@ -115,6 +115,7 @@ guest single -t 1800 -m 1024 --peer-mem 16 -- \
 	"import_objects:build/selftests/vrnic/import_objects" \
 	"ibta15:build/selftests/vrnic/ibta15" \
 	"timestamps:build/selftests/vrnic/timestamps" \
+	"raw_packet:build/selftests/vrnic/raw_packet" \
 	"gsi:selftests/vrnic/gsi.sh" \
 	"objects:build/selftests/vrnic/objects -T limits_are_exact" \
 	"cq_moderation:build/selftests/vrnic/cq_moderation" \

@@ -290,6 +290,9 @@ enum vrnic_aq_opcode {
 	/* VRNIC_DEVICE_CAP_ON_DEMAND (see "On-demand paging" below) */
 	VRNIC_AQ_OP_PAGE_FAULT_DONE = 0x29,
 	VRNIC_AQ_OP_ODP_INVALIDATE = 0x2a,
+	/* VRNIC_DEVICE_CAP_RAW_PACKET (see "Flow steering" below) */
+	VRNIC_AQ_OP_CREATE_FLOW = 0x2b,
+	VRNIC_AQ_OP_DESTROY_FLOW = 0x2c,
 };
 
 enum vrnic_aq_status {
@@ -434,7 +437,10 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 /*
  * device_caps (interface 1.1; the field was reserved and zero before the
  * transport existed, so a driver that sees 0 must assume no capability):
- * 31:6 : reserved
+ * 31:7 : reserved
+ * 6    : raw packet - VRNIC_QP_TYPE_RAW_PACKET QPs send and receive whole
+ *        Ethernet frames; CREATE_FLOW/DESTROY_FLOW steer received frames
+ *        to them (see "Flow steering")
  * 5    : timestamp - the clock page (VRNIC_CLOCK_PAGE) counts, and CQs
  *        created with VRNIC_CQ_FLAG_TIMESTAMP write 64-byte CQEs that carry
  *        the clock when each was written
@@ -462,6 +468,7 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 #define VRNIC_DEVICE_CAP_ATOMIC_WRITE	VRNIC_BIT(3)
 #define VRNIC_DEVICE_CAP_FLUSH		VRNIC_BIT(4)
 #define VRNIC_DEVICE_CAP_TIMESTAMP	VRNIC_BIT(5)
+#define VRNIC_DEVICE_CAP_RAW_PACKET	VRNIC_BIT(6)
 
 /* Answer to QUERY_PORT (port 1, the only port). */
 struct vrnic_port_attr {
@@ -543,6 +550,9 @@ enum vrnic_port_stat {
 	VRNIC_PORT_STAT_PAGE_FAULTS,	/* PAGE_FAULT events raised */
 	VRNIC_PORT_STAT_PAGE_FAULT_WAITS, /* accesses that met an unmapped page */
 	VRNIC_PORT_STAT_ODP_INVALIDATIONS, /* ODP_INVALIDATE commands done */
+	/* VRNIC_DEVICE_CAP_RAW_PACKET: frames flow rules took */
+	VRNIC_PORT_STAT_FLOW_RX,	/* delivered to a raw packet QP */
+	VRNIC_PORT_STAT_FLOW_DROPS,	/* a drop rule, or the QP could not take it */
 	VRNIC_PORT_STAT_NUM
 };
 
@@ -1239,6 +1249,7 @@ enum vrnic_qp_type {
 	VRNIC_QP_TYPE_UC = 2,
 	VRNIC_QP_TYPE_UD = 3,
 	VRNIC_QP_TYPE_GSI = 4,	/* UD semantics, qpn 1, one per device */
+	VRNIC_QP_TYPE_RAW_PACKET = 5,	/* VRNIC_DEVICE_CAP_RAW_PACKET */
 };
 
 enum vrnic_qp_state {
@@ -1283,6 +1294,81 @@ struct vrnic_aq_create_qp {
 };
 
 static_assert(sizeof(struct vrnic_aq_create_qp) == VRNIC_AQ_CMD_SIZE, "create_qp");
+
+/*
+ * Raw packet QPs (VRNIC_QP_TYPE_RAW_PACKET, VRNIC_DEVICE_CAP_RAW_PACKET):
+ * the send WQE's data (SGEs, or inline) is one whole Ethernet frame,
+ * destination MAC first, without FCS: VRNIC_RAW_MIN_FRAME bytes up to the
+ * port's MTU + VRNIC_RAW_FRAME_OVERHEAD (else LOC_LEN_ERR). Only
+ * VRNIC_WQE_OP_SEND (LOC_QP_OP_ERR otherwise); no UD segment. The frame
+ * leaves as it is, on the wire and - when it matches a flow rule of
+ * another QP of this device - through the loopback path to that QP; it
+ * completes (SEND) once it left. No SRQ (BAD_FIELD). States: RESET->INIT
+ * requires the port; INIT->RTR and RTR->RTS need nothing. A raw packet QP
+ * receives, in RTR and later, the frames flow rules steer to it: each
+ * takes one receive WQE and is scattered whole (LOCAL_WRITE checked); the
+ * CQE is RECV with byte_len = the frame's length. No WQE: dropped and
+ * counted (VRNIC_PORT_STAT_FLOW_DROPS); too long for the WQE: the WQE
+ * completes LOC_LEN_ERR and the QP stays up.
+ */
+#define VRNIC_RAW_MIN_FRAME		14	/* the Ethernet header */
+#define VRNIC_RAW_FRAME_OVERHEAD	18	/* Ethernet header + 802.1Q tag */
+
+/*
+ * Flow steering (VRNIC_DEVICE_CAP_RAW_PACKET). A flow rule matches fields
+ * of a received frame; a frame one or more rules match goes to the QP of
+ * the winning rule (lowest priority value; among equals, the oldest rule)
+ * and not to the Ethernet RX ring, or is dropped with VRNIC_FLOW_F_DROP.
+ * The order in which receive paths take a frame: RoCEv2 to one of the
+ * port's GIDs (or an attached multicast group) is the RDMA engine's and is
+ * never steered; then flow rules; then the MAC filter and the Ethernet RX
+ * ring. Rules see every frame the wire brings, whatever its destination
+ * MAC (a rule names the traffic it wants), and the frames raw packet QPs
+ * of this device send (not those of the rule's own QP).
+ *
+ * The fields compared (struct vrnic_flow_key, network byte order): the
+ * MACs; the EtherType, after one 802.1Q tag if there is one, and the tag's
+ * TCI (0 untagged); for IPv4 and IPv6 the addresses (IPv4 as
+ * ::ffff:a.b.c.d) and the protocol / next header (no extension headers are
+ * walked); for TCP and UDP the ports (not in IPv4 fragments past the
+ * first). A field a frame lacks reads 0. A rule matches when
+ * (frame key & mask) == value for every byte.
+ *
+ * CREATE_FLOW: result = flow id. qpn: a raw packet QP (else BAD_INDEX /
+ * BAD_FIELD); value bits outside mask, non-zero reserved bytes or unknown
+ * flags: BAD_FIELD. VRNIC_FLOW_MAX rules per device, more: NO_RESOURCES.
+ * DESTROY_FLOW: vrnic_aq_destroy, handle = flow id (BAD_INDEX if no such
+ * rule). DESTROY_QP removes the QP's rules; device reset removes all.
+ */
+struct vrnic_flow_key {
+	__u8 dmac[6];
+	__u8 smac[6];
+	__be16 ethertype;
+	__be16 vlan_tci;
+	__u8 src_ip[16];
+	__u8 dst_ip[16];
+	__u8 ip_proto;
+	__u8 rsvd0;
+	__be16 src_port;
+	__be16 dst_port;
+	__u8 rsvd1[2];
+};
+
+static_assert(sizeof(struct vrnic_flow_key) == 56, "vrnic_flow_key");
+
+struct vrnic_aq_create_flow {
+	struct vrnic_aq_hdr hdr;
+	__le32 qpn;
+	__le16 priority;	/* lower wins */
+	__u8 flags;		/* VRNIC_FLOW_F_* */
+	__u8 rsvd0;
+	struct vrnic_flow_key value;
+	struct vrnic_flow_key mask;
+};
+
+static_assert(sizeof(struct vrnic_aq_create_flow) == VRNIC_AQ_CMD_SIZE, "create_flow");
+#define VRNIC_FLOW_F_DROP		VRNIC_BIT(0)
+#define VRNIC_FLOW_MAX			64
 
 /*
  * QP attributes for MODIFY_QP (attr_mask selects which are applied, IBTA

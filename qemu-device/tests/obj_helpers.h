@@ -27,6 +27,7 @@ typedef union AnyCmd {
     struct vrnic_aq_create_srq srq;
     struct vrnic_aq_page_fault_done pf_done;
     struct vrnic_aq_odp_invalidate odp_inval;
+    struct vrnic_aq_create_flow flow;
 } AnyCmd;
 
 static inline void cmd_init(AnyCmd *c, uint16_t op)
@@ -307,6 +308,25 @@ static inline struct vrnic_qp_attr good_attr(void)
     return a;
 }
 
+/* An SRQ of 8 one-SGE WQEs in a fresh page (*mem); 0 when refused. */
+static inline uint32_t create_srq(FakeBus *f, uint32_t pdn, uint32_t uctx,
+                                  uint32_t limit, uint64_t *mem)
+{
+    AnyCmd c;
+    uint64_t r;
+
+    *mem = obj_alloc(f, 4096, 4096);
+    cmd_init(&c, VRNIC_AQ_OP_CREATE_SRQ);
+    c.srq.pdn = htole32(pdn);
+    c.srq.uctx = htole32(uctx);
+    c.srq.limit = htole32(limit);
+    c.srq.log_depth = 3;
+    c.srq.wqe_shift = 5;
+    c.srq.max_sge = 1;
+    mem_inline(&c.srq.mem, *mem, 8 * 32);
+    return run(f, &c, &r) == 0 ? r : 0;
+}
+
 /* Masks of ib_modify_qp_is_ok's required attributes, per type. */
 static inline uint32_t req_init(uint8_t type)
 {
@@ -316,6 +336,8 @@ static inline uint32_t req_init(uint8_t type)
                VRNIC_QP_ATTR_QKEY;
     case VRNIC_QP_TYPE_GSI:
         return VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_QKEY;
+    case VRNIC_QP_TYPE_RAW_PACKET:
+        return VRNIC_QP_ATTR_PORT;
     default:
         return VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT |
                VRNIC_QP_ATTR_ACCESS;
@@ -343,6 +365,9 @@ static inline uint32_t req_rts(uint8_t type)
         return VRNIC_QP_ATTR_TIMEOUT | VRNIC_QP_ATTR_RETRY_CNT |
                VRNIC_QP_ATTR_RNR_RETRY | VRNIC_QP_ATTR_SQ_PSN |
                VRNIC_QP_ATTR_MAX_QP_RD_ATOMIC;
+    }
+    if (type == VRNIC_QP_TYPE_RAW_PACKET) {
+        return 0;
     }
     return VRNIC_QP_ATTR_SQ_PSN;
 }

@@ -331,7 +331,7 @@ TEST_F(qp, malformed_create_commands)
     } while (0)
 
     BAD(VRNIC_AQ_STS_BAD_FIELD, c.qp.type = 0);
-    BAD(VRNIC_AQ_STS_BAD_FIELD, c.qp.type = 5);
+    BAD(VRNIC_AQ_STS_BAD_FIELD, c.qp.type = VRNIC_QP_TYPE_RAW_PACKET + 1);
     BAD(VRNIC_AQ_STS_BAD_FIELD, c.qp.sq_wqe_shift = 5);
     BAD(VRNIC_AQ_STS_BAD_FIELD, c.qp.sq_wqe_shift = 10);
     BAD(VRNIC_AQ_STS_BAD_FIELD, c.qp.rq_wqe_shift = 3);
@@ -547,24 +547,6 @@ TEST_F(qp, flush_to_a_full_cq_stops_the_cq)
     ASSERT_EQ(VRNIC_AEQ_EV_CQ_ERR, le32toh(aeqe_at(f, 0)->event));
     ASSERT_EQ(1, f->core.aeq.pi);
     ASSERT_EQ(4, f->core.obj.qps[qpn].sq.ci);
-}
-
-static uint32_t create_srq(FakeBus *f, uint32_t pdn, uint32_t uctx,
-                           uint32_t limit, uint64_t *mem)
-{
-    AnyCmd c;
-    uint64_t r;
-
-    *mem = obj_alloc(f, 4096, 4096);
-    cmd_init(&c, VRNIC_AQ_OP_CREATE_SRQ);
-    c.srq.pdn = htole32(pdn);
-    c.srq.uctx = htole32(uctx);
-    c.srq.limit = htole32(limit);
-    c.srq.log_depth = 3;
-    c.srq.wqe_shift = 5;
-    c.srq.max_sge = 1;
-    mem_inline(&c.srq.mem, *mem, 8 * 32);
-    return run(f, &c, &r) == 0 ? r : 0;
 }
 
 TEST_F(qp, srq_limit_and_last_wqe_events)

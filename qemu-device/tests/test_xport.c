@@ -1989,7 +1989,8 @@ TEST(device_caps_atomic)
     ASSERT_EQ(0, run(f, &c, NULL));
     ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_ON_DEMAND |
               VRNIC_DEVICE_CAP_ATOMIC_WRITE | VRNIC_DEVICE_CAP_FLUSH |
-              VRNIC_DEVICE_CAP_TIMESTAMP,
+              VRNIC_DEVICE_CAP_TIMESTAMP |
+              VRNIC_DEVICE_CAP_RAW_PACKET,
               le32toh(a->device_caps));
     fake_free(f);
 }

@@ -9,7 +9,9 @@
  * (2^sq_log_depth send WQEs of 2^sq_wqe_shift bytes), RQ ring at rq_offset.
  * A send WQE is the 64-byte vrnic_send_wqe, then for UD the 64-byte address
  * segment (vrnic_av + vrnic_ud_dest), then vrnic_sge[] or inline data. A
- * receive WQE is the 16-byte vrnic_recv_wqe then vrnic_sge[].
+ * raw packet QP's send WQE is laid out as RC's, and its data is one whole
+ * Ethernet frame ("Raw packet QPs"). A receive WQE is the 16-byte
+ * vrnic_recv_wqe then vrnic_sge[].
  *
  * Indices are free-running 32-bit counters; the doorbell carries the low 16
  * bits (VRNIC_DB_INDEX_MASK) and every ring holds at most 2^15 WQEs so the
@@ -47,7 +49,9 @@
 #define VRNIC_SEND_FLAGS_SUPPORTED (IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | \
 				    IBV_SEND_INLINE | IBV_SEND_FENCE)
 
-#define VRNIC_SEND_OPS_UD (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+/* A raw packet QP sends Ethernet frames, with SEND only. */
+#define VRNIC_SEND_OPS_RAW IBV_QP_EX_WITH_SEND
+#define VRNIC_SEND_OPS_UD (VRNIC_SEND_OPS_RAW | IBV_QP_EX_WITH_SEND_WITH_IMM)
 /* IBTA defines no UC SEND with Invalidate: RC only, as in the kernel. */
 #define VRNIC_SEND_OPS_UC (VRNIC_SEND_OPS_UD | IBV_QP_EX_WITH_RDMA_WRITE | \
 			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
@@ -738,6 +742,12 @@ static int vrnic_check_qp_attr(struct vrnic_context *ctx,
 	case IBV_QPT_UD:
 		ops_supported = VRNIC_SEND_OPS_UD;
 		break;
+	case IBV_QPT_RAW_PACKET:
+		/* The device steers frames to the QP's own RQ only. */
+		if (attr->srq)
+			return EINVAL;
+		ops_supported = VRNIC_SEND_OPS_RAW;
+		break;
 	default:
 		return EOPNOTSUPP;
 	}
@@ -1012,20 +1022,25 @@ int vrnic_destroy_qp(struct ibv_qp *ibvqp)
 
 /* ---- post_send / post_recv ---------------------------------------------- */
 
+/*
+ * The WQE opcode of a WR, in tiers: a raw packet QP takes SEND only, UD
+ * adds SEND_WITH_IMM, UC the writes and the window opcodes, RC the rest.
+ */
 static int vrnic_wr_opcode(const struct vrnic_qp *qp, enum ibv_wr_opcode op,
 			   uint8_t *opcode)
 {
 	enum ibv_qp_type type = qp->vqp.qp.qp_type;
 
-	switch (op) {
-	case IBV_WR_SEND:
+	if (op == IBV_WR_SEND) {
 		*opcode = VRNIC_WQE_OP_SEND;
 		return 0;
-	case IBV_WR_SEND_WITH_IMM:
+	}
+	if (type == IBV_QPT_RAW_PACKET)
+		return EINVAL;
+
+	if (op == IBV_WR_SEND_WITH_IMM) {
 		*opcode = VRNIC_WQE_OP_SEND_IMM;
 		return 0;
-	default:
-		break;
 	}
 	if (type == IBV_QPT_UD)
 		return EINVAL;

@@ -12,7 +12,8 @@
  * completions (signaled or not) retiring unsignaled WQEs, ring full, the
  * ibv_wr_* API (including a failed session leaving no trace), SRQ slots
  * completing out of order, CQ cleaning on destroy, resize, the extended
- * poll API and the libibverbs 44 VERBS_QP_EX location.
+ * poll API, the libibverbs 44 VERBS_QP_EX location, raw packet QPs (send
+ * WQE layout, SEND only, receive CQEs) and flow rules.
  *
  * Output is TAP.
  */
@@ -187,6 +188,30 @@ int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
 
 int ibv_cmd_destroy_ah(struct ibv_ah *ah)
 {
+	return 0;
+}
+
+static struct ibv_flow_attr *last_flow_attr;
+static size_t last_flow_ucmd_size;
+static int create_flow_err;
+static uint32_t destroyed_flow;
+
+int ibv_cmd_create_flow(struct ibv_qp *qp, struct ibv_flow *flow_id,
+			struct ibv_flow_attr *flow_attr, void *ucmd,
+			size_t ucmd_size)
+{
+	last_flow_attr = flow_attr;
+	last_flow_ucmd_size = ucmd ? ucmd_size : 0;
+	if (create_flow_err)
+		return create_flow_err;
+	flow_id->context = qp->context;
+	flow_id->handle = 0x77;
+	return 0;
+}
+
+int ibv_cmd_destroy_flow(struct ibv_flow *flow_id)
+{
+	destroyed_flow = flow_id->handle;
 	return 0;
 }
 
@@ -872,6 +897,214 @@ static void test_clean_resize_srq(void)
 	vrnic_destroy_cq(ibvcq);
 }
 
+/*
+ * Raw packet QPs: an RC-shaped send WQE (no UD segment) whose data is the
+ * frame, SEND only, no SRQ; receives complete as RECV with the frame's
+ * length and nothing of UD's GRH reporting. Flow rules go to the kernel.
+ */
+static void test_raw_packet(void)
+{
+	static const uint8_t frame[60] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff,	/* broadcast */
+		0x02, 0, 0, 0, 0, 0x01, 0x88, 0xb5,	/* local experimental */
+		'r', 'a', 'w',
+	};
+	struct ibv_cq_init_attr_ex cattr = {
+		.cqe = 8,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM |
+			    IBV_WC_EX_WITH_SL,
+	};
+	struct ibv_qp_cap cap = { .max_send_wr = 8, .max_recv_wr = 4,
+				  .max_send_sge = 2, .max_recv_sge = 1,
+				  .max_inline_data = 64 };
+	static const enum ibv_wr_opcode refused[] = {
+		IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE,
+		IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ,
+		IBV_WR_SEND_WITH_INV, IBV_WR_ATOMIC_CMP_AND_SWP,
+		IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_LOCAL_INV, IBV_WR_BIND_MW,
+	};
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_sge sge[2] = {
+		{ .addr = 0x1000, .length = 14, .lkey = 0x11 },
+		{ .addr = 0x2000, .length = 1000, .lkey = 0x22 },
+	};
+	struct ibv_sge inl = { .addr = (uintptr_t)frame, .length = sizeof(frame) };
+	struct ibv_data_buf bufs[2] = {
+		{ .addr = (void *)frame, .length = 14 },
+		{ .addr = (void *)(frame + 14), .length = 3 },
+	};
+	struct ibv_send_wr wr[2], *bad;
+	struct ibv_recv_wr rwr = { .sg_list = sge, .num_sge = 1 }, *rbad;
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+	} rule = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(rule),
+			  .num_of_specs = 1, .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH,
+			 .size = sizeof(struct ibv_flow_spec_eth),
+			 .val.ether_type = htobe16(0x88b5),
+			 .mask.ether_type = 0xffff },
+	};
+	struct ibv_poll_cq_attr pattr = {};
+	struct vrnic_send_wqe *w;
+	struct vrnic_sge *s;
+	struct vrnic_cqe *cqe;
+	struct ibv_flow *flow;
+	struct ibv_srq *ibvsrq;
+	struct ibv_qp_ex *qpx;
+	struct ibv_cq_ex *cqx;
+	struct ibv_cq *ibvcq;
+	struct vrnic_cq *cq;
+	struct vrnic_qp *qp;
+	struct ibv_wc wc;
+	size_t i;
+	int n;
+
+	cqx = vrnic_create_cq_ex(&ctx->ibvctx.context, &cattr);
+	ibvcq = ibv_cq_ex_to_cq(cqx);
+	cq = to_vrnic_cq(ibvcq);
+	ibvsrq = vrnic_create_srq(&pd_obj, &sattr);
+	CHECK(cqx && ibvsrq, "CQ and SRQ for the raw packet QP tests");
+
+	CHECK(!make_qp(IBV_QPT_RAW_PACKET, ibvcq, ibvcq, ibvsrq, cap, 0) &&
+	      errno == EINVAL, "raw packet QP with an SRQ -> EINVAL");
+	CHECK(!make_qp(IBV_QPT_RAW_PACKET, ibvcq, ibvcq, NULL, cap,
+		       IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM) &&
+	      errno == EOPNOTSUPP,
+	      "raw packet QP with SEND_WITH_IMM send op -> EOPNOTSUPP");
+	qp = make_qp(IBV_QPT_RAW_PACKET, ibvcq, ibvcq, NULL, cap,
+		     IBV_QP_EX_WITH_SEND);
+	CHECK(qp && qp->vqp.qp.qp_type == IBV_QPT_RAW_PACKET &&
+	      qp->sq_data_off == 64 && last_qp_cmd.sq_wqe_shift == 7 &&
+	      last_qp_cmd.rq_wqe_shift == 5 && qp->max_inline == 64 &&
+	      qp->sq.max_sge == 4,
+	      "raw packet QP sized as RC: no UD segment, 128-byte send WQEs");
+	qpx = &qp->vqp.qp_ex;
+	CHECK(qpx->wr_send && !qpx->wr_send_imm && !qpx->wr_set_ud_addr &&
+	      qpx->wr_set_sge_list && qpx->wr_set_inline_data_list,
+	      "raw packet qp_ex: wr_send and the data setters, no wr_set_ud_addr");
+	qp->vqp.qp.state = IBV_QPS_RTS;
+
+	/* A SEND of two SGEs, then the frame inline. */
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 0x70; wr[0].opcode = IBV_WR_SEND; wr[0].sg_list = sge;
+	wr[0].num_sge = 2; wr[0].send_flags = IBV_SEND_SIGNALED;
+	wr[0].next = &wr[1];
+	wr[1].wr_id = 0x71; wr[1].opcode = IBV_WR_SEND; wr[1].sg_list = &inl;
+	wr[1].num_sge = 1; wr[1].send_flags = IBV_SEND_INLINE;
+	CHECK(vrnic_post_send(&qp->vqp.qp, wr, &bad) == 0 &&
+	      db_read(VRNIC_DB_SQ) == db_val(qp->qpn, 2),
+	      "raw post_send of 2 SENDs, one doorbell");
+	w = sq_wqe(qp, 0);
+	s = (struct vrnic_sge *)((uint8_t *)w + 64);
+	CHECK(w->opcode == VRNIC_WQE_OP_SEND &&
+	      w->flags == VRNIC_WQE_FLAG_SIGNALED && w->num_sge == 2 &&
+	      !w->inline_len && !w->imm_data && !w->rkey && !w->remote_addr &&
+	      le64toh(s[0].addr) == 0x1000 && le32toh(s[0].length) == 14 &&
+	      le32toh(s[0].lkey) == 0x11 && le64toh(s[1].addr) == 0x2000 &&
+	      le32toh(s[1].length) == 1000 && le32toh(s[1].lkey) == 0x22,
+	      "raw SEND WQE: header, the frame's 2 SGEs at 64");
+	w = sq_wqe(qp, 1);
+	CHECK(w->opcode == VRNIC_WQE_OP_SEND &&
+	      w->flags == VRNIC_WQE_FLAG_INLINE && !w->num_sge &&
+	      le32toh(w->inline_len) == sizeof(frame) &&
+	      !memcmp((uint8_t *)w + 64, frame, sizeof(frame)),
+	      "raw inline SEND WQE: the 60-byte frame at 64");
+
+	/* Every other opcode is refused before it touches the ring. */
+	wr[0].next = NULL;
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		wr[0].opcode = refused[i];
+		bad = NULL;
+		if (vrnic_post_send(&qp->vqp.qp, wr, &bad) != EINVAL ||
+		    bad != wr)
+			break;
+	}
+	CHECK(i == sizeof(refused) / sizeof(refused[0]) &&
+	      !db_read(VRNIC_DB_SQ) && qp->sq.pi == 2,
+	      "raw post_send: %zu non-SEND opcodes -> EINVAL, nothing posted",
+	      sizeof(refused) / sizeof(refused[0]));
+	wr[0].opcode = IBV_WR_SEND;
+	wr[0].next = &wr[1];
+	wr[1].opcode = IBV_WR_SEND_WITH_IMM;
+	CHECK(vrnic_post_send(&qp->vqp.qp, wr, &bad) == EINVAL &&
+	      bad == &wr[1] && db_read(VRNIC_DB_SQ) == db_val(qp->qpn, 3),
+	      "SEND then SEND_WITH_IMM: the SEND posted, *bad_wr the second");
+
+	/* ibv_wr_*: SGE list and inline list. */
+	ibv_wr_start(qpx);
+	qpx->wr_id = 0x72;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge_list(qpx, 2, sge);
+	qpx->wr_id = 0x73;
+	qpx->wr_flags = 0;
+	ibv_wr_send(qpx);
+	ibv_wr_set_inline_data_list(qpx, 2, bufs);
+	CHECK(ibv_wr_complete(qpx) == 0 &&
+	      db_read(VRNIC_DB_SQ) == db_val(qp->qpn, 5),
+	      "raw wr session of 2 SENDs, one doorbell");
+	w = sq_wqe(qp, 3);
+	s = (struct vrnic_sge *)((uint8_t *)w + 64);
+	CHECK(w->opcode == VRNIC_WQE_OP_SEND &&
+	      w->flags == VRNIC_WQE_FLAG_SIGNALED && w->num_sge == 2 &&
+	      le64toh(s[1].addr) == 0x2000 && le32toh(s[1].lkey) == 0x22,
+	      "wr_send + wr_set_sge_list: SGEs at 64");
+	w = sq_wqe(qp, 4);
+	CHECK(w->opcode == VRNIC_WQE_OP_SEND &&
+	      w->flags == VRNIC_WQE_FLAG_INLINE && le32toh(w->inline_len) == 17 &&
+	      !memcmp((uint8_t *)w + 64, frame, 17),
+	      "wr_send + wr_set_inline_data_list: header and payload at 64");
+
+	/*
+	 * Receives: RECV with the frame's length, no flags, sl 0. The sl
+	 * follows the GRH flag only, so a header type in the CQE (which the
+	 * device writes for UD) does not make it UD's 0xa.
+	 */
+	rwr.wr_id = 0x80;
+	CHECK(vrnic_post_recv(&qp->vqp.qp, &rwr, &rbad) == 0 &&
+	      db_read(VRNIC_DB_RQ) == db_val(qp->qpn, 1),
+	      "raw post_recv");
+	rwr.wr_id = 0x81;
+	vrnic_post_recv(&qp->vqp.qp, &rwr, &rbad);
+	cqe = ring_cqe(cq, cq_pi[cq->cqn]);
+	dev_cqe(cq, qp->qpn, 0, VRNIC_CQE_OP_RECV, 0, 60);
+	cqe->network_hdr_type = VRNIC_NET_TYPE_IPV4;
+	dev_cqe(cq, qp->qpn, 1, VRNIC_CQE_OP_RECV, 0, 1514);
+	n = vrnic_poll_cq(ibvcq, 1, &wc);
+	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 0x80 &&
+	      wc.opcode == IBV_WC_RECV && wc.byte_len == 60 && !wc.wc_flags &&
+	      !wc.sl && !wc.src_qp && wc.qp_num == qp->qpn,
+	      "raw receive: RECV, byte_len 60, wc_flags 0, sl 0, qp_num");
+	CHECK(ibv_start_poll(cqx, &pattr) == 0 && cqx->wr_id == 0x81 &&
+	      ibv_wc_read_opcode(cqx) == IBV_WC_RECV &&
+	      ibv_wc_read_byte_len(cqx) == 1514 &&
+	      !ibv_wc_read_wc_flags(cqx) && !ibv_wc_read_sl(cqx) &&
+	      ibv_wc_read_qp_num(cqx) == qp->qpn && qp->rq.ci == 2,
+	      "raw receive, extended poll: RECV, byte_len 1514, no flags, sl 0");
+	ibv_end_poll(cqx);
+
+	/* Flow rules: the attr goes to the kernel as is, no vendor udata. */
+	last_flow_ucmd_size = 1;
+	flow = vrnic_create_flow(&qp->vqp.qp, &rule.attr);
+	CHECK(flow && flow->handle == 0x77 &&
+	      flow->context == &ctx->ibvctx.context &&
+	      last_flow_attr == &rule.attr && !last_flow_ucmd_size,
+	      "create_flow: the kernel's rule, no udata");
+	create_flow_err = EINVAL;
+	errno = 0;
+	CHECK(!vrnic_create_flow(&qp->vqp.qp, &rule.attr) && errno == EINVAL,
+	      "create_flow refused by the kernel -> NULL, errno EINVAL");
+	create_flow_err = 0;
+	CHECK(vrnic_destroy_flow(flow) == 0 && destroyed_flow == 0x77,
+	      "destroy_flow");
+
+	vrnic_destroy_qp(&qp->vqp.qp);
+	vrnic_destroy_srq(ibvsrq);
+	vrnic_destroy_cq(ibvcq);
+}
+
 /* The device side of RESIZE_CQ: move unconsumed CQEs to the new ring. */
 void resize_copy(struct vrnic_cq *cq, void *new_ring, uint32_t new_log_depth)
 {
@@ -892,6 +1125,7 @@ int main(void)
 	test_cq_and_rc_post();
 	test_wr_api_and_ud();
 	test_clean_resize_srq();
+	test_raw_packet();
 	printf("1..%d\n", test_no);
 	return test_failed ? 1 : 0;
 }

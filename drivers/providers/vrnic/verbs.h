@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * libvrnic verbs: control path (verbs.c), completion queues (cq.c), queue
- * pairs and shared receive queues (qp.c).
+ * pairs and shared receive queues (qp.c), flow steering (flow.c).
  */
 #ifndef __VRNIC_VERBS_H__
 #define __VRNIC_VERBS_H__
@@ -74,6 +74,11 @@ int vrnic_free_dm(struct ibv_dm *ibvdm);
 struct ibv_mr *vrnic_reg_dm_mr(struct ibv_pd *ibvpd, struct ibv_dm *ibvdm,
 			       uint64_t dm_offset, size_t length,
 			       unsigned int access);
+
+/* flow.c */
+struct ibv_flow *vrnic_create_flow(struct ibv_qp *ibvqp,
+				   struct ibv_flow_attr *flow_attr);
+int vrnic_destroy_flow(struct ibv_flow *flow);
 
 /* cq.c */
 struct ibv_cq *vrnic_create_cq(struct ibv_context *ibvctx, int ncqe,

@@ -124,6 +124,8 @@ struct vrnic_dev {
 	 * user mappings) and timestamp CQs; 0 without.
 	 */
 	resource_size_t clock_pa;
+	/* VRNIC_DEVICE_CAP_RAW_PACKET: raw packet QPs and flow steering */
+	bool has_raw;
 	struct xarray odp_xa;	/* ODP MRs by key index, for page faults */
 	struct srcu_struct odp_srcu;	/* a fault's MR against dereg_mr */
 	struct workqueue_struct *odp_wq;	/* page faults */
@@ -232,6 +234,12 @@ struct vrnic_dm {
 	struct ib_dm ibdm;
 	u64 offset;		/* byte offset of the allocation in BAR5 */
 	struct rdma_user_mmap_entry *entry;
+};
+
+/* A flow steering rule (vrnic_flow.c); the device keeps the rule itself. */
+struct vrnic_flow {
+	struct ib_flow ibflow;
+	u32 id;			/* the device's flow id */
 };
 
 struct vrnic_ah {
@@ -380,6 +388,11 @@ static inline struct vrnic_dm *to_vdm(struct ib_dm *ibdm)
 	return container_of(ibdm, struct vrnic_dm, ibdm);
 }
 
+static inline struct vrnic_flow *to_vflow(struct ib_flow *ibflow)
+{
+	return container_of(ibflow, struct vrnic_flow, ibflow);
+}
+
 static inline struct vrnic_user_mmap_entry *
 to_vmmap(struct rdma_user_mmap_entry *rdma_entry)
 {
@@ -490,6 +503,12 @@ struct ib_dm *vrnic_alloc_dm(struct ib_device *ibdev,
 			     struct uverbs_attr_bundle *attrs);
 int vrnic_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
 
+/* vrnic_flow.c */
+struct ib_flow *vrnic_create_flow(struct ib_qp *ibqp,
+				  struct ib_flow_attr *attr,
+				  struct ib_udata *udata);
+int vrnic_destroy_flow(struct ib_flow *ibflow);
+
 /* vrnic_qp.c */
 int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
@@ -532,6 +551,8 @@ struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 virt_addr, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata);
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int vrnic_udata_no_in(struct ib_device *ibdev, struct ib_udata *udata,
+		      const char *verb);
 int vrnic_access(int ib_access, u32 *access);
 u8 vrnic_new_key_byte(void);
 struct ib_mr *vrnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,

@@ -191,7 +191,10 @@ int vrnic_cmd_create_eq(struct vrnic_cmdq *cmdq, dma_addr_t ring,
 	return vrnic_cmd_objnum(cmdq, VRNIC_AQ_OP_CREATE_EQ, result, eqn);
 }
 
-/* DESTROY_EQ, DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP, DESTROY_SRQ */
+/*
+ * DESTROY_EQ, DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP, DESTROY_SRQ,
+ * DESTROY_FLOW
+ */
 int vrnic_cmd_destroy(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
 		      u32 handle)
 {
@@ -539,4 +542,24 @@ int vrnic_cmd_mcast(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
 	cmd.mcast.qpn = cpu_to_le32(qpn);
 	memcpy(cmd.mcast.gid, gid, sizeof(cmd.mcast.gid));
 	return vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, NULL);
+}
+
+/* CREATE_FLOW: a steering rule to raw packet QP qpn; *id = the flow id. */
+int vrnic_cmd_create_flow(struct vrnic_cmdq *cmdq,
+			  const struct vrnic_cmd_flow_params *p, u32 *id)
+{
+	union vrnic_aq_cmd cmd;
+	u64 result;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_CREATE_FLOW);
+	cmd.create_flow.qpn = cpu_to_le32(p->qpn);
+	cmd.create_flow.priority = cpu_to_le16(p->priority);
+	cmd.create_flow.flags = p->flags;
+	cmd.create_flow.value = p->value;
+	cmd.create_flow.mask = p->mask;
+	err = vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, &result);
+	if (err)
+		return err;
+	return vrnic_cmd_objnum(cmdq, VRNIC_AQ_OP_CREATE_FLOW, result, id);
 }

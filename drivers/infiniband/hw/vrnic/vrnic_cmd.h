@@ -103,6 +103,18 @@ struct vrnic_cmd_srq_params {
 	const struct vrnic_mem_desc *mem;
 };
 
+/*
+ * CREATE_FLOW. The keys are in the device's layout (network byte order),
+ * with no value bit outside the mask.
+ */
+struct vrnic_cmd_flow_params {
+	u32 qpn;
+	u16 priority;
+	u8 flags;		/* VRNIC_FLOW_F_* */
+	struct vrnic_flow_key value;
+	struct vrnic_flow_key mask;
+};
+
 /* QUERY_MR, decoded from struct vrnic_mr_attr. */
 struct vrnic_cmd_mr_attr {
 	u64 iova;
@@ -162,6 +174,8 @@ int vrnic_cmd_query_srq(struct vrnic_cmdq *cmdq, u32 srqn,
 			struct vrnic_cmd_srq_attr *attr);
 int vrnic_cmd_mcast(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
 		    u32 qpn, const u8 *gid);
+int vrnic_cmd_create_flow(struct vrnic_cmdq *cmdq,
+			  const struct vrnic_cmd_flow_params *p, u32 *id);
 
 int vrnic_cmd_query_device(struct vrnic_cmdq *cmdq,
 			   struct vrnic_cmd_dev_attr *attr);

@@ -66,6 +66,8 @@ static const char *const vrnic_cmdq_opcode_names[] = {
 	[VRNIC_AQ_OP_MODIFY_CQ] = "MODIFY_CQ",
 	[VRNIC_AQ_OP_PAGE_FAULT_DONE] = "PAGE_FAULT_DONE",
 	[VRNIC_AQ_OP_ODP_INVALIDATE] = "ODP_INVALIDATE",
+	[VRNIC_AQ_OP_CREATE_FLOW] = "CREATE_FLOW",
+	[VRNIC_AQ_OP_DESTROY_FLOW] = "DESTROY_FLOW",
 };
 
 const char *vrnic_cmdq_opcode_str(u16 opcode)

@@ -96,6 +96,12 @@ static const struct ib_device_ops vrnic_odp_ops = {
 	.advise_mr = vrnic_advise_mr,
 };
 
+/* Flow steering to raw packet QPs (VRNIC_DEVICE_CAP_RAW_PACKET). */
+static const struct ib_device_ops vrnic_flow_ops = {
+	.create_flow = vrnic_create_flow,
+	.destroy_flow = vrnic_destroy_flow,
+};
+
 /* Device memory (interface 1.3, when the device has a BAR5): ibv_alloc_dm. */
 static const struct ib_device_ops vrnic_dm_ops = {
 	.alloc_dm = vrnic_alloc_dm,
@@ -580,6 +586,7 @@ static int vrnic_objects_init(struct vrnic_dev *vdev)
 	    pci_resource_len(pdev, VRNIC_BAR_REGS) >= VRNIC_BAR0_SIZE)
 		vdev->clock_pa = pci_resource_start(pdev, VRNIC_BAR_REGS) +
 				 VRNIC_CLOCK_PAGE;
+	vdev->has_raw = vdev->dev_attr.device_caps & VRNIC_DEVICE_CAP_RAW_PACKET;
 	err = vrnic_eqs_init(vdev);
 	if (err)
 		goto err_dm_uninit;
@@ -814,6 +821,8 @@ static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 	}
 	if (vdev->has_odp)
 		ib_set_device_ops(ibdev, &vrnic_odp_ops);
+	if (vdev->has_raw)
+		ib_set_device_ops(ibdev, &vrnic_flow_ops);
 	if (vdev->dm_size)
 		ib_set_device_ops(ibdev, &vrnic_dm_ops);
 	ibdev->driver_def = vrnic_uapi_defs;

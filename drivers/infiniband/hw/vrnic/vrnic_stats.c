@@ -74,6 +74,8 @@ static const struct rdma_stat_desc vrnic_port_stats_descs[] = {
 	[VRNIC_PORT_STAT_PAGE_FAULTS].name = "odp_page_faults",
 	[VRNIC_PORT_STAT_PAGE_FAULT_WAITS].name = "odp_page_fault_waits",
 	[VRNIC_PORT_STAT_ODP_INVALIDATIONS].name = "odp_invalidations",
+	[VRNIC_PORT_STAT_FLOW_RX].name = "flow_rx",
+	[VRNIC_PORT_STAT_FLOW_DROPS].name = "flow_drops",
 };
 
 static_assert(ARRAY_SIZE(vrnic_port_stats_descs) == VRNIC_PORT_STAT_NUM);

@@ -156,6 +156,9 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	if (da->device_caps & VRNIC_DEVICE_CAP_FLUSH)
 		attr->device_cap_flags |= IB_DEVICE_FLUSH_GLOBAL |
 					  IB_DEVICE_FLUSH_PERSISTENT;
+	/* Raw packet QPs take their frames through flow rules. */
+	if (to_vdev(ibdev)->has_raw)
+		attr->device_cap_flags |= IB_DEVICE_MANAGED_FLOW_STEERING;
 	attr->kernel_cap_flags = 0;
 	vrnic_odp_caps(to_vdev(ibdev), attr);
 	/* Timestamp CQs count the device clock: ns of real time, 64 bits. */
@@ -500,8 +503,8 @@ static int vrnic_udata_in(struct ib_device *ibdev, struct ib_udata *udata,
 }
 
 /* A verb with no driver input: anything sent must be zero. */
-static int vrnic_udata_no_in(struct ib_device *ibdev, struct ib_udata *udata,
-			     const char *verb)
+int vrnic_udata_no_in(struct ib_device *ibdev, struct ib_udata *udata,
+		      const char *verb)
 {
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen)) {
@@ -1468,6 +1471,9 @@ static int vrnic_qp_type(enum ib_qp_type type, u8 *vtype)
 	case IB_QPT_GSI:
 		*vtype = VRNIC_QP_TYPE_GSI;
 		return 0;
+	case IB_QPT_RAW_PACKET:
+		*vtype = VRNIC_QP_TYPE_RAW_PACKET;
+		return 0;
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -1697,6 +1703,13 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		return -EOPNOTSUPP;
 	if (init_attr->qp_type == IB_QPT_GSI && udata)
 		return -EINVAL;
+	/* User only (ib_uverbs requires CAP_NET_RAW), always with an RQ. */
+	if (init_attr->qp_type == IB_QPT_RAW_PACKET) {
+		if (!vdev->has_raw || !udata)
+			return -EOPNOTSUPP;
+		if (init_attr->srq)
+			return -EINVAL;
+	}
 	if (!init_attr->send_cq || !init_attr->recv_cq)
 		return -EINVAL;
 	err = vrnic_qp_check_cap(vdev, init_attr);
@@ -1873,7 +1886,11 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	cur = (attr_mask & IB_QP_CUR_STATE) ? attr->cur_qp_state :
 					       READ_ONCE(qp->state);
 	next = (attr_mask & IB_QP_STATE) ? attr->qp_state : cur;
-	/* ib_core does not check: the driver does, the device again. */
+	/*
+	 * ib_core does not check: the driver does, the device again. For a
+	 * raw packet QP this leaves STATE and PORT (RESET->INIT) only, all
+	 * the device accepts for that type.
+	 */
 	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, attr_mask)) {
 		ibdev_dbg(&vdev->ibdev,
 			  "modify_qp %u: %d -> %d with mask %#x not allowed\n",

@@ -70,8 +70,10 @@ struct ip6_header {
 
 #define ETH_P_IP                  (0x0800)      /* Internet Protocol packet  */
 #define ETH_P_IPV6                (0x86dd)
+#define ETH_P_VLAN                (0x8100)
 #define IP_HEADER_VERSION_4       (4)
 #define IP_HEADER_VERSION_6       (6)
+#define IP_PROTO_TCP              (6)
 #define IP_PROTO_UDP              (17)
 #define ETH_MAX_IP4_HDR_LEN   (60)
 #define IP_DF                 0x4000           /* don't fragment flag */

@@ -20,6 +20,7 @@
 #endif
 #ifndef MAX
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define MAX_CONST(a, b) ((a) > (b) ? (a) : (b))
 #endif
 
 /* glib's allocator as QEMU code uses it: zeroed, never NULL. */
