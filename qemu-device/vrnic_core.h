@@ -88,9 +88,6 @@ typedef struct VrnicConfig {
 #define VRNIC_MAX_GID_TBL_LEN   256
 #define VRNIC_MIN_MTU           68
 #define VRNIC_MAX_MTU           9000
-/* Largest frame on the wire: MTU + Ethernet header + one VLAN tag. */
-#define VRNIC_ETH_OVERHEAD      18
-#define VRNIC_ETH_MIN_FRAME     14
 /*
  * Frames the netdev may hold queued for the device while its backend is
  * busy (each a copy on the host's heap): at this many the device sends

@@ -391,6 +391,8 @@ void vrnic_eth_reset(VrnicCore *core);
 void vrnic_eth_uninit(VrnicCore *core);
 void vrnic_eth_tx_process(VrnicCore *core);
 void vrnic_eth_rx_process(VrnicCore *core);
+/* The longest frame the port sends or takes: MTU + VRNIC_ETH_FRAME_OVERHEAD. */
+uint32_t vrnic_eth_max_frame(const VrnicCore *core);
 void vrnic_eth_write_arm(VrnicCore *core, VrnicRing *ring, bool *armed,
                          uint32_t val);
 

@@ -27,7 +27,7 @@
 typedef struct VrnicEthFifo {
     uint32_t head, tail;        /* free-running; tail - head frames */
     uint16_t len[VRNIC_ETH_RX_FIFO];
-    uint8_t frame[VRNIC_ETH_RX_FIFO][VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD];
+    uint8_t frame[VRNIC_ETH_RX_FIFO][VRNIC_MAX_MTU + VRNIC_ETH_FRAME_OVERHEAD];
 } VrnicEthFifo;
 
 void vrnic_eth_init(VrnicCore *core)
@@ -46,9 +46,9 @@ void vrnic_eth_reset(VrnicCore *core)
     core->eth_rx_fifo->head = core->eth_rx_fifo->tail = 0;
 }
 
-static uint32_t vrnic_eth_max_frame(const VrnicCore *core)
+uint32_t vrnic_eth_max_frame(const VrnicCore *core)
 {
-    return core->mtu + VRNIC_ETH_OVERHEAD;
+    return core->mtu + VRNIC_ETH_FRAME_OVERHEAD;
 }
 
 static bool vrnic_eth_read_desc(VrnicCore *core, VrnicRing *r, uint16_t idx,
@@ -98,7 +98,7 @@ static void vrnic_eth_notify(VrnicCore *core, bool *armed)
 void vrnic_eth_tx_process(VrnicCore *core)
 {
     VrnicRing *tx = &core->eth_tx;
-    uint8_t frame[VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD] VRNIC_UNINITIALIZED;
+    uint8_t frame[VRNIC_MAX_MTU + VRNIC_ETH_FRAME_OVERHEAD] VRNIC_UNINITIALIZED;
     unsigned done = 0;
 
     /* A full wire stops the ring: vrnic_core_wire_sent kicks it again. */

@@ -29,7 +29,7 @@
 #include "vrnic_pkt.h"
 
 #define VRNIC_FAULT_SLOTS       (2 * VRNIC_FAULT_MAX_DEPTH)
-#define VRNIC_FAULT_FRAME       (VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD)
+#define VRNIC_FAULT_FRAME       (VRNIC_MAX_MTU + VRNIC_ETH_FRAME_OVERHEAD)
 #define VRNIC_FAULT_HOLD_NS     1000000     /* reorder: at most 1 ms */
 
 typedef struct VrnicFaultHeld {

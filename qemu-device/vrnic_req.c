@@ -77,12 +77,6 @@ static bool vrnic_tx_op_ok(uint8_t type, uint8_t op)
     }
 }
 
-/* The longest frame a raw packet QP sends: the port's MTU and a tag. */
-static uint32_t vrnic_raw_max_frame(const VrnicCore *core)
-{
-    return core->mtu + VRNIC_RAW_FRAME_OVERHEAD;
-}
-
 static bool vrnic_qp_is_ud(const VrnicQp *qp)
 {
     return qp->type == VRNIC_QP_TYPE_UD || qp->type == VRNIC_QP_TYPE_GSI;
@@ -331,7 +325,7 @@ static VrnicTxRes vrnic_tx_start(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                              "message too long");
     }
     if (qp->type == VRNIC_QP_TYPE_RAW_PACKET &&
-        (len < VRNIC_RAW_MIN_FRAME || len > vrnic_raw_max_frame(core))) {
+        (len < VRNIC_ETH_MIN_FRAME || len > vrnic_eth_max_frame(core))) {
         return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_LEN_ERR,
                              "not an Ethernet frame of the port's size");
     }
@@ -697,7 +691,7 @@ static VrnicTxRes vrnic_tx_raw(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     uint32_t flow;
     VrnicTxRes r;
 
-    if (s->len > vrnic_raw_max_frame(core)) {
+    if (s->len > vrnic_eth_max_frame(core)) {
         return vrnic_tx_too_long(qpn, s, "frame longer than the port's "
                                  "MTU now");
     }

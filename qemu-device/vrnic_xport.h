@@ -82,7 +82,7 @@
 /* A loopback slot holds either such a frame or a raw packet QP's frame. */
 #define VRNIC_LOOP_FRAME    MAX_CONST(VRNIC_XPORT_FRAME, \
                                       VRNIC_MAX_MTU + \
-                                      VRNIC_RAW_FRAME_OVERHEAD)
+                                      VRNIC_ETH_FRAME_OVERHEAD)
 #define VRNIC_LOOP_SLOTS    64      /* loopback frames in flight */
 /*
  * The requester's packet window: unacknowledged request PSNs per QP, as

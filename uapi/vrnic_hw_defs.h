@@ -658,6 +658,9 @@ static_assert(sizeof(struct vrnic_aeqe_page_fault) == VRNIC_AEQE_SIZE,
  */
 #define VRNIC_ETH_DESC_SIZE		16
 #define VRNIC_ETH_MAX_LOG_DEPTH		12
+/* Frame sizes: 14 .. mtu + 18 (raw packet QPs' frames too). */
+#define VRNIC_ETH_MIN_FRAME		14	/* the Ethernet header */
+#define VRNIC_ETH_FRAME_OVERHEAD	18	/* header + one 802.1Q tag */
 
 struct vrnic_eth_desc {
 	__le64 addr;
@@ -1298,8 +1301,8 @@ static_assert(sizeof(struct vrnic_aq_create_qp) == VRNIC_AQ_CMD_SIZE, "create_qp
 /*
  * Raw packet QPs (VRNIC_QP_TYPE_RAW_PACKET, VRNIC_DEVICE_CAP_RAW_PACKET):
  * the send WQE's data (SGEs, or inline) is one whole Ethernet frame,
- * destination MAC first, without FCS: VRNIC_RAW_MIN_FRAME bytes up to the
- * port's MTU + VRNIC_RAW_FRAME_OVERHEAD (else LOC_LEN_ERR). Only
+ * destination MAC first, without FCS: VRNIC_ETH_MIN_FRAME bytes up to the
+ * port's MTU + VRNIC_ETH_FRAME_OVERHEAD (else LOC_LEN_ERR). Only
  * VRNIC_WQE_OP_SEND (LOC_QP_OP_ERR otherwise); no UD segment. The frame
  * leaves as it is, on the wire and - when it matches a flow rule of
  * another QP of this device - through the loopback path to that QP; it
@@ -1311,8 +1314,6 @@ static_assert(sizeof(struct vrnic_aq_create_qp) == VRNIC_AQ_CMD_SIZE, "create_qp
  * counted (VRNIC_PORT_STAT_FLOW_DROPS); too long for the WQE: the WQE
  * completes LOC_LEN_ERR and the QP stays up.
  */
-#define VRNIC_RAW_MIN_FRAME		14	/* the Ethernet header */
-#define VRNIC_RAW_FRAME_OVERHEAD	18	/* Ethernet header + 802.1Q tag */
 
 /*
  * Flow steering (VRNIC_DEVICE_CAP_RAW_PACKET). A flow rule matches fields

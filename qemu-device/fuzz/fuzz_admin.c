@@ -717,7 +717,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fuzz_reg_write(bus, VRNIC_REG_DEV_CTRL, VRNIC_DEV_CTRL_RESET);
             break;
         case ADM_FRAME ... ADM_ETH_DESC - 1: {
-            uint8_t buf[VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD + 64];
+            uint8_t buf[VRNIC_MAX_MTU + VRNIC_ETH_FRAME_OVERHEAD + 64];
             uint16_t len = fin_u16(&in) % sizeof(buf);
             size_t k = MIN(len, ADM_FRAME_BYTES);
 

@@ -464,7 +464,7 @@ static bool fuzz_eth_send(void *opaque, const uint8_t *frame, size_t len)
 {
     FuzzBus *b = opaque;
 
-    if (len < VRNIC_ETH_MIN_FRAME || len > VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD) {
+    if (len < VRNIC_ETH_MIN_FRAME || len > VRNIC_MAX_MTU + VRNIC_ETH_FRAME_OVERHEAD) {
         fuzz_fail(b, "sent a frame of %zu bytes", len);
     }
     fuzz_check_host_buf(b, frame, len, "eth_send");

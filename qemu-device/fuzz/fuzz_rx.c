@@ -444,7 +444,7 @@ static void op_build(FuzzIn *in, FuzzQp *q, const VrnicPkt *base)
  */
 static void op_raw(FuzzIn *in)
 {
-    static uint8_t frame[VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD];
+    static uint8_t frame[VRNIC_MAX_MTU + VRNIC_ETH_FRAME_OVERHEAD];
     uint8_t mode = fin_u8(in);
     int8_t delta = fin_u8(in);
     uint16_t len = fin_u16(in) % sizeof(frame);

@@ -121,7 +121,7 @@ static void fake_kick(void *opaque, VrnicWork work)
 static bool fake_eth_send(void *opaque, const uint8_t *frame, size_t len)
 {
     FakeBus *f = opaque;
-    uint8_t copy[VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD];
+    uint8_t copy[VRNIC_MAX_MTU + VRNIC_ETH_FRAME_OVERHEAD];
 
     if (f->nframes < FAKE_MAX_FRAMES) {
         memcpy(f->frames[f->nframes], frame, len);

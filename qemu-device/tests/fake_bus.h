@@ -44,7 +44,7 @@ typedef struct FakeBus {
     bool pending[VRNIC_WORK__MAX];
     unsigned nframes;
     size_t frame_len[FAKE_MAX_FRAMES];
-    uint8_t frames[FAKE_MAX_FRAMES][VRNIC_MAX_MTU + VRNIC_ETH_OVERHEAD];
+    uint8_t frames[FAKE_MAX_FRAMES][VRNIC_MAX_MTU + VRNIC_ETH_FRAME_OVERHEAD];
     /*
      * Sparse "guest memory" far from the window: [gpa, gpa + len) is backed
      * by mem at offset backing - FAKE_MEM_BASE. Lets translation tests use

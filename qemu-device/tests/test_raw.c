@@ -270,7 +270,7 @@ TEST_F(raw, send_puts_the_frame_on_the_wire)
 TEST_F(raw, sends_of_the_wrong_size_or_opcode_fail)
 {
     FakeBus *f = self->n.f;
-    Sg sg = { self->buf, VRNIC_RAW_MIN_FRAME - 1, self->lkey };
+    Sg sg = { self->buf, VRNIC_ETH_MIN_FRAME - 1, self->lkey };
     Qp q;
 
     /* Each failure moves the QP to ERR: a fresh QP per case. */
@@ -279,13 +279,13 @@ TEST_F(raw, sends_of_the_wrong_size_or_opcode_fail)
     ASSERT_EQ(VRNIC_WC_LOC_LEN_ERR, next_status(&self->n, true, NULL));
 
     raw_qp(&q, &self->n);
-    sg.len = f->core.mtu + VRNIC_RAW_FRAME_OVERHEAD + 1;
+    sg.len = f->core.mtu + VRNIC_ETH_FRAME_OVERHEAD + 1;
     post_send(&q, 2, VRNIC_WQE_OP_SEND, 0, &sg, 1, 0, 0, 0, NULL, 0);
     fake_settle(f);
     ASSERT_EQ(VRNIC_WC_LOC_LEN_ERR, next_status(&self->n, true, NULL));
 
     raw_qp(&q, &self->n);
-    sg.len = f->core.mtu + VRNIC_RAW_FRAME_OVERHEAD;
+    sg.len = f->core.mtu + VRNIC_ETH_FRAME_OVERHEAD;
     post_send(&q, 3, VRNIC_WQE_OP_SEND_IMM, 0, &sg, 1, 0, 0, 0, NULL, 0);
     fake_settle(f);
     ASSERT_EQ(VRNIC_WC_LOC_QP_OP_ERR, next_status(&self->n, true, NULL));

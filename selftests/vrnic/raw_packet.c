@@ -47,7 +47,7 @@
 #define WAIT_MS		20000	/* for a completion that must come (TCG) */
 #define CASE_TIMEOUT	120	/* seconds per case, for the harness */
 #define CANARY		0xa5	/* a receive slot before the device writes */
-#define FRAME_OVERHEAD	18	/* VRNIC_RAW_FRAME_OVERHEAD: header + 802.1Q */
+#define FRAME_OVERHEAD	18	/* VRNIC_ETH_FRAME_OVERHEAD: header + 802.1Q */
 #define RULES_MAX	64	/* VRNIC_FLOW_MAX: rules per device */
 #define MAX_FLOWS	(RULES_MAX + 8)
 #define VLAN_VID_MASK	0x0fff

@@ -489,11 +489,6 @@ static int vrnic_cq_log_depth(struct vrnic_context *ctx, int ncqe,
 	return 0;
 }
 
-static size_t vrnic_cq_buf_len(uint32_t flags, uint32_t log_depth)
-{
-	return vrnic_cq_ring_len(flags, log_depth);
-}
-
 static void vrnic_cq_set_buf(struct vrnic_cq *cq, struct vrnic_buf *buf,
 			     uint32_t log_depth)
 {
@@ -502,7 +497,7 @@ static void vrnic_cq_set_buf(struct vrnic_cq *cq, struct vrnic_buf *buf,
 	cq->cqe_shift = vrnic_cqe_shift(cq->flags);
 	cq->ring = buf->addr;
 	cq->dbrec = (struct vrnic_cq_dbrec *)((uint8_t *)buf->addr +
-					      vrnic_cq_buf_len(cq->flags,
+					      vrnic_cq_ring_len(cq->flags,
 							       log_depth) -
 					      VRNIC_DBREC_SIZE);
 	cq->ci = 0;
@@ -570,7 +565,7 @@ static struct vrnic_cq *vrnic_create_cq_common(struct ibv_context *ibvctx,
 	if (attr->wc_flags & VRNIC_WC_EX_TS)
 		cq->flags = VRNIC_CQ_FLAG_TIMESTAMP;
 
-	err = vrnic_buf_alloc(ctx, &buf, vrnic_cq_buf_len(cq->flags, log_depth),
+	err = vrnic_buf_alloc(ctx, &buf, vrnic_cq_ring_len(cq->flags, log_depth),
 			      pdom, VRNIC_RES_TYPE_CQ);
 	if (err)
 		goto err_free_cq;
@@ -696,7 +691,7 @@ int vrnic_resize_cq(struct ibv_cq *ibvcq, int ncqe)
 		return 0;
 	}
 
-	err = vrnic_buf_alloc(ctx, &buf, vrnic_cq_buf_len(cq->flags, log_depth),
+	err = vrnic_buf_alloc(ctx, &buf, vrnic_cq_ring_len(cq->flags, log_depth),
 			      cq->pdom, VRNIC_RES_TYPE_CQ);
 	if (err)
 		goto out_unlock;

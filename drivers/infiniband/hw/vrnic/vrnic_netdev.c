@@ -31,8 +31,6 @@
 /* Wake a stopped TX queue once this many descriptors are free again */
 #define VRNIC_ETH_TX_WAKE	16
 #define VRNIC_ETH_TX_TIMEOUT	(5 * HZ)
-/* A frame is at most MTU + Ethernet header + one VLAN tag (the device's rule) */
-#define VRNIC_ETH_FRAME_OVERHEAD	(ETH_HLEN + VLAN_HLEN)
 
 struct vrnic_eth_buf {
 	struct sk_buff *skb;

@@ -1121,18 +1121,13 @@ int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags)
 
 /* ---- CQ ---- */
 
-static size_t vrnic_cq_bytes(u32 flags, u32 log_depth)
-{
-	return vrnic_cq_ring_len(flags, log_depth);
-}
-
 /* Kernel ring of 2^log_depth CQEs + dbrec, described in @mem. */
 static int vrnic_cq_kring_alloc(struct vrnic_dev *vdev, struct vrnic_kbuf *kbuf,
 				struct vrnic_mem *mem, u32 log_depth)
 {
 	int err;
 
-	err = vrnic_kbuf_alloc(vdev, kbuf, vrnic_cq_bytes(0, log_depth));
+	err = vrnic_kbuf_alloc(vdev, kbuf, vrnic_cq_ring_len(0, log_depth));
 	if (err)
 		return err;
 	err = vrnic_mem_from_kbuf(vdev, mem, kbuf);
@@ -1164,7 +1159,7 @@ static int vrnic_cq_user_ring(struct vrnic_dev *vdev, int cqe, u64 comp_mask,
 		return -EOPNOTSUPP;
 	if (log_depth < 1 || log_depth > max_log ||
 	    (1U << log_depth) < (u32)cqe ||
-	    buf_len < vrnic_cq_bytes(flags, log_depth)) {
+	    buf_len < vrnic_cq_ring_len(flags, log_depth)) {
 		ibdev_dbg(&vdev->ibdev,
 			  "cq: bad ring (log_depth %u, cqe %d, buf_len %u)\n",
 			  log_depth, cqe, buf_len);
