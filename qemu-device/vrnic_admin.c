@@ -143,6 +143,10 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
         return vrnic_flow_create(core, (const void *)raw, result);
     case VRNIC_AQ_OP_DESTROY_FLOW:
         return vrnic_flow_destroy(core, (const void *)raw);
+    case VRNIC_AQ_OP_CREATE_RSS:
+        return vrnic_rss_create(core, (const void *)raw, result);
+    case VRNIC_AQ_OP_DESTROY_RSS:
+        return vrnic_rss_destroy(core, (const void *)raw);
     default:
         return VRNIC_AQ_STS_BAD_OPCODE;
     }

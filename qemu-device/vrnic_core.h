@@ -196,6 +196,8 @@ typedef struct VrnicObjects {
     uint32_t n_flows;
     uint32_t next_flow;
     uint64_t flow_seq;
+    /* RSS contexts (vrnic_rss.c) by index; number VRNIC_RSS_NUM_BASE + i. */
+    VrnicRss rss[VRNIC_RSS_MAX];
 } VrnicObjects;
 
 typedef struct VrnicCore {

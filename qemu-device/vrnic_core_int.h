@@ -318,13 +318,23 @@ bool vrnic_gid_is_mcast(const uint8_t gid[16]);
 uint32_t vrnic_mcast_members(const VrnicCore *core, const uint8_t gid[16],
                              uint32_t *qpns);
 
+/*
+ * The fields of a received frame flow rules and RSS look at: the flow key,
+ * plus which layers the frame has (the key reads 0 for a missing field).
+ */
+typedef struct VrnicFrameKey {
+    struct vrnic_flow_key key;
+    uint8_t l3;         /* 4 or 6: an IPv4 / IPv6 header is there; else 0 */
+    bool ports;         /* TCP or UDP ports are there */
+} VrnicFrameKey;
+
 /* vrnic_flow.c: flow steering (uapi "Flow steering"). */
 void vrnic_flow_reset(VrnicCore *core);
 uint8_t vrnic_flow_create(VrnicCore *core,
                           const struct vrnic_aq_create_flow *c,
                           uint64_t *result);
 uint8_t vrnic_flow_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c);
-/* DESTROY_QP succeeded: the QP's rules go with it. */
+/* DESTROY_QP or DESTROY_RSS succeeded: the rules naming qpn go with it. */
 void vrnic_flow_qp_destroyed(VrnicCore *core, uint32_t qpn);
 /*
  * The rule a frame meets, ignoring the rules of QP src_qpn (the sender of
@@ -338,6 +348,18 @@ uint32_t vrnic_flow_lookup(VrnicCore *core, const uint8_t *frame, size_t len,
  */
 bool vrnic_flow_rx(VrnicCore *core, const uint8_t *frame, size_t len,
                    uint32_t src_qpn);
+
+/* vrnic_rss.c: receive-side scaling (uapi "Receive-side scaling"). */
+void vrnic_rss_reset(VrnicCore *core);
+uint8_t vrnic_rss_create(VrnicCore *core, const struct vrnic_aq_create_rss *c,
+                         uint64_t *result);
+uint8_t vrnic_rss_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c);
+bool vrnic_rss_exists(VrnicCore *core, uint32_t rssn);
+/* The Toeplitz hash of a frame's selected fields (VRNIC_RSS_F_*). */
+uint32_t vrnic_rss_hash(const uint8_t key[VRNIC_RSS_KEY_LEN], uint16_t fields,
+                        const VrnicFrameKey *f);
+/* The receive queue context rssn gives the frame; 0 when it is gone. */
+uint32_t vrnic_rss_qpn(VrnicCore *core, uint32_t rssn, const VrnicFrameKey *f);
 
 /* The RoCEv2 transport (vrnic_xport.h lists its files). */
 struct VrnicXport *vrnic_xport_new(VrnicCore *core);

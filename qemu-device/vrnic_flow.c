@@ -2,7 +2,8 @@
  * vrnic flow steering (VRNIC_DEVICE_CAP_RAW_PACKET; the rules are in the
  * uapi header, "Flow steering"): the table of flow rules, the CREATE_FLOW
  * and DESTROY_FLOW commands, and the lookup that sends a received frame
- * to a raw packet QP (vrnic_resp.c) instead of the Ethernet RX ring.
+ * to a raw packet QP (vrnic_resp.c), directly or through an RSS context
+ * (vrnic_rss.c), instead of the Ethernet RX ring.
  *
  * The table is a fixed array in the core (VRNIC_FLOW_MAX rules): the guest
  * cannot make it grow, and a lookup is a bounded scan with no allocation.
@@ -11,8 +12,9 @@
  * byte by byte under its mask; the value was masked at creation, so the
  * comparison needs no second mask.
  *
- * A rule never outlives its QP: DESTROY_QP removes the QP's rules
- * (vrnic_flow_qp_destroyed) and device reset empties the table. The QP is
+ * A rule never outlives its QP or RSS context: DESTROY_QP and DESTROY_RSS
+ * remove their rules (vrnic_flow_qp_destroyed) and device reset empties
+ * the table. The QP is
  * looked up again on every delivery (vrnic_rx_raw checks it).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -55,16 +57,17 @@ uint8_t vrnic_flow_create(VrnicCore *core,
     VrnicObjects *o = &core->obj;
     uint32_t qpn = le32_to_cpu(c->qpn);
     VrnicQp *qp = vrnic_qp_get(core, qpn);
+    bool rss = qpn >= VRNIC_RSS_NUM_BASE;
     uint32_t id;
 
     if (c->rsvd0 || (c->flags & ~VRNIC_FLOW_F_DROP)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved or flags",
                             c->flags);
     }
-    if (!qp) {
+    if (rss ? !vrnic_rss_exists(core, qpn) : !qp) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "qpn", qpn);
     }
-    if (qp->type != VRNIC_QP_TYPE_RAW_PACKET) {
+    if (!rss && qp->type != VRNIC_QP_TYPE_RAW_PACKET) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "not a raw packet QP",
                             qp->type);
     }
@@ -128,13 +131,13 @@ void vrnic_flow_qp_destroyed(VrnicCore *core, uint32_t qpn)
  * frame lacks stay 0. Every offset is checked against len: the frame may
  * come from any wire peer.
  */
-static void vrnic_flow_key_of(const uint8_t *f, size_t len,
-                              struct vrnic_flow_key *k)
+static void vrnic_flow_key_of(const uint8_t *f, size_t len, VrnicFrameKey *fk)
 {
+    struct vrnic_flow_key *k = &fk->key;
     size_t l3 = ETH_HLEN, l4;
     uint16_t type;
 
-    memset(k, 0, sizeof(*k));
+    memset(fk, 0, sizeof(*fk));
     memcpy(k->dmac, f, sizeof(k->dmac));
     memcpy(k->smac, f + ETH_ALEN, sizeof(k->smac));
     type = lduw_be_p(f + 12);
@@ -155,6 +158,7 @@ static void vrnic_flow_key_of(const uint8_t *f, size_t len,
         memcpy(k->src_ip + 12, f + l3 + 12, 4);
         memcpy(k->dst_ip + 12, f + l3 + 16, 4);
         k->ip_proto = f[l3 + 9];
+        fk->l3 = 4;
         if (lduw_be_p(f + l3 + 6) & IP_OFFMASK) {
             return;     /* a later fragment: no L4 header */
         }
@@ -163,6 +167,7 @@ static void vrnic_flow_key_of(const uint8_t *f, size_t len,
         memcpy(k->src_ip, f + l3 + 8, 16);
         memcpy(k->dst_ip, f + l3 + 24, 16);
         k->ip_proto = f[l3 + 6];
+        fk->l3 = 6;
         l4 = l3 + 40;
     } else {
         return;
@@ -171,6 +176,7 @@ static void vrnic_flow_key_of(const uint8_t *f, size_t len,
          k->ip_proto == IP_PROTO_UDP) && len >= l4 + 4) {
         memcpy(&k->src_port, f + l4, 2);
         memcpy(&k->dst_port, f + l4 + 2, 2);
+        fk->ports = true;
     }
 }
 
@@ -189,21 +195,18 @@ static bool vrnic_flow_matches(const VrnicFlow *fl,
     return true;
 }
 
-uint32_t vrnic_flow_lookup(VrnicCore *core, const uint8_t *frame, size_t len,
-                           uint32_t src_qpn)
+/* The winning rule for a frame's key (0: none). */
+static uint32_t vrnic_flow_match_key(VrnicCore *core,
+                                     const struct vrnic_flow_key *k,
+                                     uint32_t src_qpn)
 {
     const VrnicFlow *best = NULL;
-    struct vrnic_flow_key k;
     uint32_t best_id = 0;
 
-    if (!core->obj.n_flows || len < ETH_HLEN) {
-        return 0;
-    }
-    vrnic_flow_key_of(frame, len, &k);
     for (uint32_t id = 1; id <= VRNIC_FLOW_MAX; id++) {
         const VrnicFlow *fl = &core->obj.flows[id];
 
-        if (!fl->live || fl->qpn == src_qpn || !vrnic_flow_matches(fl, &k)) {
+        if (!fl->live || fl->qpn == src_qpn || !vrnic_flow_matches(fl, k)) {
             continue;
         }
         if (!best || fl->priority < best->priority ||
@@ -215,21 +218,43 @@ uint32_t vrnic_flow_lookup(VrnicCore *core, const uint8_t *frame, size_t len,
     return best_id;
 }
 
+uint32_t vrnic_flow_lookup(VrnicCore *core, const uint8_t *frame, size_t len,
+                           uint32_t src_qpn)
+{
+    VrnicFrameKey fk;
+
+    if (!core->obj.n_flows || len < ETH_HLEN) {
+        return 0;
+    }
+    vrnic_flow_key_of(frame, len, &fk);
+    return vrnic_flow_match_key(core, &fk.key, src_qpn);
+}
+
 bool vrnic_flow_rx(VrnicCore *core, const uint8_t *frame, size_t len,
                    uint32_t src_qpn)
 {
-    uint32_t id = vrnic_flow_lookup(core, frame, len, src_qpn);
-    const VrnicFlow *fl = &core->obj.flows[id];
+    const VrnicFlow *fl;
+    VrnicFrameKey fk;
+    uint32_t id, qpn;
 
+    if (!core->obj.n_flows || len < ETH_HLEN) {
+        return false;
+    }
+    vrnic_flow_key_of(frame, len, &fk);
+    id = vrnic_flow_match_key(core, &fk.key, src_qpn);
     if (!id) {
         return false;
     }
+    fl = &core->obj.flows[id];
     if (fl->flags & VRNIC_FLOW_F_DROP) {
         core->stats.port[VRNIC_PORT_STAT_FLOW_DROPS]++;
         trace_vrnic_flow_drop(id, fl->qpn, len, "drop rule");
         return true;
     }
-    trace_vrnic_flow_rx(id, fl->qpn, len, src_qpn);
-    vrnic_rx_raw(core, id, fl->qpn, frame, len);
+    /* An RSS context's rule: the hash picks one of its receive queues. */
+    qpn = fl->qpn < VRNIC_RSS_NUM_BASE ? fl->qpn :
+                                         vrnic_rss_qpn(core, fl->qpn, &fk);
+    trace_vrnic_flow_rx(id, qpn, len, src_qpn);
+    vrnic_rx_raw(core, id, qpn, frame, len);
     return true;
 }

@@ -52,6 +52,7 @@ void vrnic_obj_reset(VrnicCore *core)
     o->qps_pending = o->cqs_notify = o->cqs_waiting = 0;
     vrnic_mcast_reset(core);
     vrnic_flow_reset(core);
+    vrnic_rss_reset(core);
 }
 
 void vrnic_obj_uninit(VrnicCore *core)

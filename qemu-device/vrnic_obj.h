@@ -153,6 +153,7 @@ typedef struct VrnicQp {
     VrnicMem mem;
     struct vrnic_qp_attr attr;  /* as last applied, little-endian */
     struct VrnicXport *x;       /* transport state (vrnic_xport.h) */
+    uint32_t rss_refs;  /* RSS contexts naming it: DESTROY_QP waits */
 } VrnicQp;
 
 /*
@@ -179,5 +180,19 @@ typedef struct VrnicFlow {
     struct vrnic_flow_key value;
     struct vrnic_flow_key mask;
 } VrnicFlow;
+
+/*
+ * A receive-side scaling context (vrnic_rss.c): the hash key and fields
+ * and the receive-only raw packet QPs it spreads frames over; each of
+ * those holds a reference (rss_refs) per entry naming it.
+ */
+typedef struct VrnicRss {
+    bool live;
+    uint8_t log_size;
+    uint16_t fields;    /* VRNIC_RSS_F_* */
+    uint32_t uctx;
+    uint8_t key[VRNIC_RSS_KEY_LEN];
+    uint32_t qpn[VRNIC_RSS_TABLE_MAX];
+} VrnicRss;
 
 #endif

@@ -421,14 +421,21 @@ void vrnic_qp_error(VrnicCore *core, uint32_t qpn)
 
 /* ---- QP commands ------------------------------------------------------ */
 
-static uint8_t vrnic_qp_check_wqes(VrnicCore *core,
-                                   const struct vrnic_aq_create_qp *c,
-                                   bool has_rq)
+static uint8_t vrnic_qp_check_sq(VrnicCore *core,
+                                 const struct vrnic_aq_create_qp *c,
+                                 uint32_t max_log)
 {
-    uint32_t max_log = MIN(vrnic_max_log(core->cfg.max_qp_wr), 15u);
     uint32_t ud_seg = (c->type == T_UD || c->type == T_GSI) ? VRNIC_UD_SEG_SIZE : 0;
     uint32_t max_inline = le32_to_cpu(c->max_inline);
 
+    if (c->type == T_RAW && c->sq_log_depth == 0) {
+        /* A receive-only raw packet QP (a WQ): no SQ at all. */
+        if (c->sq_wqe_shift || c->max_send_sge || max_inline) {
+            return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "SQ fields without SQ",
+                                c->sq_wqe_shift);
+        }
+        return VRNIC_AQ_STS_OK;
+    }
     if (c->sq_log_depth < 1 || c->sq_log_depth > max_log) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "sq_log_depth",
                             c->sq_log_depth);
@@ -447,6 +454,19 @@ static uint8_t vrnic_qp_check_wqes(VrnicCore *core,
         sizeof(struct vrnic_send_wqe) + ud_seg + max_inline >
         (1u << c->sq_wqe_shift)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "max_inline", max_inline);
+    }
+    return VRNIC_AQ_STS_OK;
+}
+
+static uint8_t vrnic_qp_check_wqes(VrnicCore *core,
+                                   const struct vrnic_aq_create_qp *c,
+                                   bool has_rq)
+{
+    uint32_t max_log = MIN(vrnic_max_log(core->cfg.max_qp_wr), 15u);
+    uint8_t sts = vrnic_qp_check_sq(core, c, max_log);
+
+    if (sts) {
+        return sts;
     }
     if (!has_rq) {
         if (c->rq_log_depth) {
@@ -538,7 +558,8 @@ uint8_t vrnic_qp_create(VrnicCore *core, const struct vrnic_aq_create_qp *c,
     if (mem.iova & (VRNIC_RING_ALIGN - 1)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "ring unaligned", mem.iova);
     }
-    sq_bytes = vrnic_wq_bytes(c->sq_log_depth, c->sq_wqe_shift);
+    sq_bytes = c->sq_log_depth ? vrnic_wq_bytes(c->sq_log_depth,
+                                                c->sq_wqe_shift) : 0;
     if (sq_bytes > mem.length) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mem too short for SQ",
                             mem.length);
@@ -804,6 +825,10 @@ uint8_t vrnic_qp_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c)
     if (!qp) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "qpn", qpn);
     }
+    if (qp->rss_refs) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_STATE, "in an RSS context",
+                            qp->rss_refs);
+    }
     /* No flush CQEs: verbs destroy silently. Pending work dies with it. */
     vrnic_qp_set_pending(core, qp, false);
     o->pds[qp->pdn].refs--;
@@ -1016,7 +1041,7 @@ void vrnic_wq_db(VrnicCore *core, uint32_t page, uint32_t off, uint32_t qn,
         } else if (qp->state == VRNIC_QPS_RESET) {
             why = "QP in RESET";
         } else if (!(wq = send ? &qp->sq : &qp->rq)->log_depth) {
-            why = "QP has no RQ";
+            why = send ? "QP has no SQ" : "QP has no RQ";
         } else if (!vrnic_wq_pi_ok(wq, pi)) {
             why = "pi out of range";
         } else {

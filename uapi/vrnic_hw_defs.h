@@ -293,6 +293,9 @@ enum vrnic_aq_opcode {
 	/* VRNIC_DEVICE_CAP_RAW_PACKET (see "Flow steering" below) */
 	VRNIC_AQ_OP_CREATE_FLOW = 0x2b,
 	VRNIC_AQ_OP_DESTROY_FLOW = 0x2c,
+	/* VRNIC_DEVICE_CAP_RSS (see "Receive-side scaling" below) */
+	VRNIC_AQ_OP_CREATE_RSS = 0x2d,
+	VRNIC_AQ_OP_DESTROY_RSS = 0x2e,
 };
 
 enum vrnic_aq_status {
@@ -437,7 +440,10 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 /*
  * device_caps (interface 1.1; the field was reserved and zero before the
  * transport existed, so a driver that sees 0 must assume no capability):
- * 31:7 : reserved
+ * 31:8 : reserved
+ * 7    : rss - CREATE_RSS/DESTROY_RSS: receive-side scaling contexts that
+ *        spread the frames a flow rule steers to them over receive-only
+ *        raw packet QPs by a Toeplitz hash (see "Receive-side scaling")
  * 6    : raw packet - VRNIC_QP_TYPE_RAW_PACKET QPs send and receive whole
  *        Ethernet frames; CREATE_FLOW/DESTROY_FLOW steer received frames
  *        to them (see "Flow steering")
@@ -469,6 +475,7 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 #define VRNIC_DEVICE_CAP_FLUSH		VRNIC_BIT(4)
 #define VRNIC_DEVICE_CAP_TIMESTAMP	VRNIC_BIT(5)
 #define VRNIC_DEVICE_CAP_RAW_PACKET	VRNIC_BIT(6)
+#define VRNIC_DEVICE_CAP_RSS		VRNIC_BIT(7)
 
 /* Answer to QUERY_PORT (port 1, the only port). */
 struct vrnic_port_attr {
@@ -1306,7 +1313,10 @@ static_assert(sizeof(struct vrnic_aq_create_qp) == VRNIC_AQ_CMD_SIZE, "create_qp
  * VRNIC_WQE_OP_SEND (LOC_QP_OP_ERR otherwise); no UD segment. The frame
  * leaves as it is, on the wire and - when it matches a flow rule of
  * another QP of this device - through the loopback path to that QP; it
- * completes (SEND) once it left. No SRQ (BAD_FIELD). States: RESET->INIT
+ * completes (SEND) once it left. No SRQ (BAD_FIELD). sq_log_depth 0 (with
+ * sq_wqe_shift, max_send_sge and max_inline 0) makes a receive-only raw
+ * packet QP, which has no SQ: what verbs calls a receive work queue (WQ),
+ * the kind an RSS context spreads frames over. States: RESET->INIT
  * requires the port; INIT->RTR and RTR->RTS need nothing. A raw packet QP
  * receives, in RTR and later, the frames flow rules steer to it: each
  * takes one receive WQE and is scattered whole (LOCAL_WRITE checked); the
@@ -1335,11 +1345,13 @@ static_assert(sizeof(struct vrnic_aq_create_qp) == VRNIC_AQ_CMD_SIZE, "create_qp
  * first). A field a frame lacks reads 0. A rule matches when
  * (frame key & mask) == value for every byte.
  *
- * CREATE_FLOW: result = flow id. qpn: a raw packet QP (else BAD_INDEX /
- * BAD_FIELD); value bits outside mask, non-zero reserved bytes or unknown
+ * CREATE_FLOW: result = flow id. qpn: a raw packet QP, or an RSS context
+ * by its number (VRNIC_RSS_NUM_BASE + index, "Receive-side scaling"; else
+ * BAD_INDEX / BAD_FIELD); value bits outside mask, non-zero reserved bytes or unknown
  * flags: BAD_FIELD. VRNIC_FLOW_MAX rules per device, more: NO_RESOURCES.
  * DESTROY_FLOW: vrnic_aq_destroy, handle = flow id (BAD_INDEX if no such
- * rule). DESTROY_QP removes the QP's rules; device reset removes all.
+ * rule). DESTROY_QP and DESTROY_RSS remove the rules of what they
+ * destroy; device reset removes all.
  */
 struct vrnic_flow_key {
 	__u8 dmac[6];
@@ -1370,6 +1382,60 @@ struct vrnic_aq_create_flow {
 static_assert(sizeof(struct vrnic_aq_create_flow) == VRNIC_AQ_CMD_SIZE, "create_flow");
 #define VRNIC_FLOW_F_DROP		VRNIC_BIT(0)
 #define VRNIC_FLOW_MAX			64
+
+/*
+ * Receive-side scaling (VRNIC_DEVICE_CAP_RSS). An RSS context takes the
+ * frames flow rules steer to its number and spreads them over up to
+ * VRNIC_RSS_TABLE_MAX receive-only raw packet QPs (sq_log_depth 0, "Raw
+ * packet QPs"): for each frame the device computes the Toeplitz hash of
+ * Microsoft's RSS specification (key: the context's VRNIC_RSS_KEY_LEN
+ * bytes) over the selected fields the frame has, in this order: source
+ * then destination IPv4 address (IPv4 frames), or IPv6 address (IPv6
+ * frames), then source and destination port (TCP or UDP segments, as
+ * selected per protocol; not in IPv4 fragments past the first). The
+ * frame goes to qpn[hash & (2^log_size - 1)], which receives it as its
+ * own rules' frames ("Raw packet QPs"); a frame with none of the selected
+ * fields hashes to 0. The fields and the offsets of "Flow steering" apply
+ * (one 802.1Q tag, no IPv6 extension headers).
+ *
+ * CREATE_RSS: result = the context's number, VRNIC_RSS_NUM_BASE + index;
+ * numbers never collide with QPNs (those fit 16 bits), so a flow rule
+ * names either. The first 2^log_size qpn entries name receive-only raw
+ * packet QPs of the same uctx (else BAD_INDEX / BAD_FIELD); the rest and
+ * the reserved bytes are 0. log_size above VRNIC_RSS_LOG_TABLE_MAX,
+ * unknown fields bits or none at all: BAD_FIELD. VRNIC_RSS_MAX contexts
+ * per device, more: NO_RESOURCES. While a context names a QP, DESTROY_QP
+ * of that QP fails with BAD_STATE. DESTROY_RSS: vrnic_aq_destroy, handle =
+ * the number (BAD_INDEX if none); it removes the context's flow rules.
+ * Device reset removes every context.
+ */
+#define VRNIC_RSS_F_SRC_IPV4		VRNIC_BIT(0)
+#define VRNIC_RSS_F_DST_IPV4		VRNIC_BIT(1)
+#define VRNIC_RSS_F_SRC_IPV6		VRNIC_BIT(2)
+#define VRNIC_RSS_F_DST_IPV6		VRNIC_BIT(3)
+#define VRNIC_RSS_F_SRC_PORT_TCP	VRNIC_BIT(4)
+#define VRNIC_RSS_F_DST_PORT_TCP	VRNIC_BIT(5)
+#define VRNIC_RSS_F_SRC_PORT_UDP	VRNIC_BIT(6)
+#define VRNIC_RSS_F_DST_PORT_UDP	VRNIC_BIT(7)
+#define VRNIC_RSS_F_ALL			0xff
+#define VRNIC_RSS_KEY_LEN		40
+#define VRNIC_RSS_LOG_TABLE_MAX		4
+#define VRNIC_RSS_TABLE_MAX		VRNIC_BIT(VRNIC_RSS_LOG_TABLE_MAX)
+#define VRNIC_RSS_MAX			16
+#define VRNIC_RSS_NUM_BASE		0x10000
+
+struct vrnic_aq_create_rss {
+	struct vrnic_aq_hdr hdr;
+	__le32 uctx;
+	__le16 fields;		/* VRNIC_RSS_F_* */
+	__u8 log_size;		/* 0 .. VRNIC_RSS_LOG_TABLE_MAX */
+	__u8 rsvd0;
+	__u8 key[VRNIC_RSS_KEY_LEN];
+	__le32 qpn[VRNIC_RSS_TABLE_MAX];
+	__u8 rsvd1[8];
+};
+
+static_assert(sizeof(struct vrnic_aq_create_rss) == VRNIC_AQ_CMD_SIZE, "create_rss");
 
 /*
  * QP attributes for MODIFY_QP (attr_mask selects which are applied, IBTA

@@ -28,6 +28,7 @@ typedef union AnyCmd {
     struct vrnic_aq_page_fault_done pf_done;
     struct vrnic_aq_odp_invalidate odp_inval;
     struct vrnic_aq_create_flow flow;
+    struct vrnic_aq_create_rss rss;
 } AnyCmd;
 
 static inline void cmd_init(AnyCmd *c, uint16_t op)

@@ -385,7 +385,7 @@ TEST(dm_mr_refused_without_device_memory)
     ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_ON_DEMAND |
               VRNIC_DEVICE_CAP_ATOMIC_WRITE | VRNIC_DEVICE_CAP_FLUSH |
               VRNIC_DEVICE_CAP_TIMESTAMP |
-              VRNIC_DEVICE_CAP_RAW_PACKET,
+              VRNIC_DEVICE_CAP_RAW_PACKET | VRNIC_DEVICE_CAP_RSS,
               query_device_caps(f));
     fake_free(f);
 }
@@ -394,9 +394,9 @@ TEST_F(dm, query_device_reports_cap)
 {
     ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_DEVICE_MEM |
               VRNIC_DEVICE_CAP_ON_DEMAND | VRNIC_DEVICE_CAP_ATOMIC_WRITE |
-              VRNIC_DEVICE_CAP_FLUSH |
-              VRNIC_DEVICE_CAP_TIMESTAMP |
-              VRNIC_DEVICE_CAP_RAW_PACKET, query_device_caps(self->f));
+              VRNIC_DEVICE_CAP_FLUSH | VRNIC_DEVICE_CAP_TIMESTAMP |
+              VRNIC_DEVICE_CAP_RAW_PACKET | VRNIC_DEVICE_CAP_RSS,
+              query_device_caps(self->f));
 }
 
 TEST_F(dm, zero_length_mr_passes_only_zero_length)

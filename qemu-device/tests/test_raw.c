@@ -10,7 +10,10 @@
  * no rule takes left to the Ethernet function, a receive too long for its
  * WQE (LOC_LEN_ERR, QP stays up), no WQE and a QP not ready (counted
  * drops); a raw send looping back to another QP's rule but never to the
- * sender's own.
+ * sender's own. RSS: the Toeplitz hash against the RSS specification's
+ * verification table; frames spread over receive-only QPs as the hash
+ * says; CREATE_RSS checks, limits, the references that keep its QPs, its
+ * rules going with it and with device reset; a receive-only QP.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -600,6 +603,271 @@ TEST_F(raw, sends_loop_back_to_other_qps_rules_only)
     send_frame(&self->b, 4, &fr, self->lkey, self->buf);
     ASSERT_EQ(VRNIC_WC_SUCCESS, next_status(n, true, NULL));
     expect_rx(_metadata, n, &self->a, 1, rx, &fr);
+}
+
+/* ---- receive-side scaling (uapi "Receive-side scaling") ---------------- */
+
+/* A receive-only raw packet QP (a WQ) of n, in RTR. */
+static void rx_only_qp(Qp *q, Node *n)
+{
+    struct vrnic_qp_attr a = good_attr();
+    uint64_t mem = obj_alloc(n->f, QP_MEM_LEN, 4096);
+    AnyCmd c;
+    uint64_t r;
+
+    qp_cmd(&c, RAW, n->pdn, n->scq, n->rcq, 0, 0, mem);
+    c.qp.sq_log_depth = 0;
+    c.qp.sq_wqe_shift = 0;
+    c.qp.max_send_sge = 0;
+    c.qp.max_inline = 0;
+    if (run(n->f, &c, &r)) {
+        abort();
+    }
+    *q = (Qp) { .n = n, .qpn = r, .mem = mem, .type = RAW };
+    if (modify_qp(n->f, q->qpn, VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_PORT,
+                  VRNIC_QPS_INIT, &a) ||
+        modify_qp(n->f, q->qpn, VRNIC_QP_ATTR_STATE, VRNIC_QPS_RTR, NULL)) {
+        abort();
+    }
+}
+
+/* CREATE_RSS over qpns[0 .. 2^log_size - 1]: status, *rssn the number. */
+static uint8_t rss_add(Node *n, uint8_t log_size, uint16_t fields,
+                       const uint8_t *key, const uint32_t *qpns,
+                       uint32_t *rssn)
+{
+    AnyCmd c;
+    uint64_t r = 0;
+    uint8_t sts;
+
+    cmd_init(&c, VRNIC_AQ_OP_CREATE_RSS);
+    c.rss.fields = htole16(fields);
+    c.rss.log_size = log_size;
+    memcpy(c.rss.key, key, VRNIC_RSS_KEY_LEN);
+    for (uint32_t i = 0; i < (1u << log_size) && i < VRNIC_RSS_TABLE_MAX; i++) {
+        c.rss.qpn[i] = htole32(qpns[i]);
+    }
+    sts = run(n->f, &c, &r);
+    if (rssn) {
+        *rssn = r;
+    }
+    return sts;
+}
+
+/* The verification key of Microsoft's RSS specification. */
+static const uint8_t ms_key[VRNIC_RSS_KEY_LEN] = {
+    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
+    0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+    0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
+    0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+    0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+
+/* The specification's IPv4 verification table. */
+TEST(rss_hash_matches_the_specification)
+{
+    static const struct {
+        uint8_t dst[4], src[4];
+        uint16_t dport, sport;
+        uint32_t ip, tcp;
+    } v[] = {
+        { { 161, 142, 100, 80 }, { 66, 9, 149, 187 }, 1766, 2794,
+          0x323e8fc2, 0x51ccc178 },
+        { { 65, 69, 140, 83 }, { 199, 92, 111, 2 }, 4739, 14230,
+          0xd718262a, 0xc626b0ea },
+        { { 12, 22, 207, 184 }, { 24, 19, 198, 95 }, 38024, 12898,
+          0xd2d0a5de, 0x5c2b394a },
+        { { 209, 142, 163, 6 }, { 38, 27, 205, 30 }, 2217, 48228,
+          0x82989176, 0xafc7327f },
+        { { 202, 188, 127, 2 }, { 153, 39, 163, 191 }, 1303, 44251,
+          0x5d1809c5, 0x10e828a2 },
+    };
+    const uint16_t ip = VRNIC_RSS_F_SRC_IPV4 | VRNIC_RSS_F_DST_IPV4;
+    const uint16_t tcp = VRNIC_RSS_F_SRC_PORT_TCP | VRNIC_RSS_F_DST_PORT_TCP;
+
+    for (unsigned i = 0; i < ARRAY_SIZE(v); i++) {
+        VrnicFrameKey f = { .l3 = 4, .ports = true };
+
+        memcpy(f.key.src_ip + 12, v[i].src, 4);
+        memcpy(f.key.dst_ip + 12, v[i].dst, 4);
+        f.key.ip_proto = IP_PROTO_TCP;
+        stw_be_p(&f.key.src_port, v[i].sport);
+        stw_be_p(&f.key.dst_port, v[i].dport);
+        EXPECT_EQ(v[i].ip, vrnic_rss_hash(ms_key, ip, &f));
+        EXPECT_EQ(v[i].tcp, vrnic_rss_hash(ms_key, ip | tcp, &f));
+        /* UDP port bits select nothing in a TCP segment. */
+        EXPECT_EQ(v[i].ip, vrnic_rss_hash(ms_key, ip | (tcp << 2), &f));
+        /* Nor do IPv6 bits in an IPv4 packet, nor ports it lacks. */
+        EXPECT_EQ(0, vrnic_rss_hash(ms_key, VRNIC_RSS_F_SRC_IPV6, &f));
+        f.ports = false;
+        EXPECT_EQ(v[i].ip, vrnic_rss_hash(ms_key, ip | tcp, &f));
+    }
+}
+
+TEST_F(raw, rss_spreads_frames_by_hash)
+{
+    Node *n = &self->n;
+    const uint16_t fields = VRNIC_RSS_F_SRC_IPV4 | VRNIC_RSS_F_DST_IPV4 |
+                            VRNIC_RSS_F_SRC_PORT_UDP | VRNIC_RSS_F_DST_PORT_UDP;
+    uint32_t qpns[4], rssn, got[4] = {};
+    struct vrnic_cqe e;
+    Frame other;
+    Qp wq[4];
+
+    for (unsigned i = 0; i < 4; i++) {
+        rx_only_qp(&wq[i], n);
+        qpns[i] = wq[i].qpn;
+        for (unsigned j = 0; j < 8; j++) {
+            recv_one(&wq[i], i << 8 | j, self->buf + (i * 8 + j) * 128, 128,
+                     self->lkey);
+        }
+    }
+    ASSERT_EQ(0, rss_add(n, 2, fields, ms_key, qpns, &rssn));
+    ASSERT_EQ(VRNIC_RSS_NUM_BASE, rssn & ~(uint32_t)(VRNIC_RSS_MAX - 1));
+    flow_dmac(n, rssn, 0, 0);
+
+    for (unsigned i = 0; i < 16; i++) {
+        VrnicFrameKey f = { .l3 = 4, .ports = true };
+        uint32_t want;
+        Frame fr;
+
+        frame_ip(&fr, false, IP_PROTO_UDP, 1000 + i * 7, 5678, i, 0);
+        memcpy(f.key.src_ip + 12, fr.b + 14 + 12, 4);
+        memcpy(f.key.dst_ip + 12, fr.b + 14 + 16, 4);
+        f.key.ip_proto = IP_PROTO_UDP;
+        memcpy(&f.key.src_port, fr.b + 34, 2);
+        memcpy(&f.key.dst_port, fr.b + 36, 2);
+        want = qpns[vrnic_rss_hash(ms_key, fields, &f) & 3];
+        from_wire(n, &fr);
+        ASSERT_TRUE(poll(n, false, &e));
+        ASSERT_EQ(want, le32toh(e.qpn));
+        ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+        ASSERT_EQ(fr.len, le32toh(e.byte_len));
+        got[(le64toh(e.wr_id) >> 8) & 3]++;
+    }
+    /* The hash really spreads: more than one queue got frames. */
+    EXPECT_TRUE((got[0] != 0) + (got[1] != 0) + (got[2] != 0) +
+                (got[3] != 0) > 1);
+    EXPECT_EQ(16, stat(n, VRNIC_PORT_STAT_FLOW_RX));
+
+    /* A non-IP frame has none of the fields: hash 0, the first queue. */
+    memset(&other, 0, sizeof(other));
+    memcpy(other.b, dmac, 6);
+    stw_be_p(other.b + 12, 0x88b5);
+    other.len = 60;
+    from_wire(n, &other);
+    ASSERT_TRUE(poll(n, false, &e));
+    EXPECT_EQ(qpns[0], le32toh(e.qpn));
+}
+
+TEST_F(raw, rss_create_checks_references_and_limits)
+{
+    FakeBus *f = self->n.f;
+    Node *n = &self->n;
+    uint32_t qpns[VRNIC_RSS_TABLE_MAX], rssn, id, first = 0;
+    struct vrnic_flow_key v = {}, m = {};
+    AnyCmd c;
+    Qp wq, rc;
+
+    rx_only_qp(&wq, n);
+    qp_new(&rc, n, VRNIC_QP_TYPE_RC, 0);
+    for (unsigned i = 0; i < VRNIC_RSS_TABLE_MAX; i++) {
+        qpns[i] = wq.qpn;
+    }
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD,
+              rss_add(n, VRNIC_RSS_LOG_TABLE_MAX + 1, 1, ms_key, qpns, NULL));
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, rss_add(n, 1, 0, ms_key, qpns, NULL));
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD,
+              rss_add(n, 1, VRNIC_RSS_F_ALL + 1, ms_key, qpns, NULL));
+    qpns[1] = 999;
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_INDEX, rss_add(n, 1, 1, ms_key, qpns, NULL));
+    qpns[1] = rc.qpn;
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, rss_add(n, 1, 1, ms_key, qpns, NULL));
+    qpns[1] = self->a.qpn;      /* a raw packet QP with an SQ */
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, rss_add(n, 1, 1, ms_key, qpns, NULL));
+    qpns[1] = wq.qpn;
+    /* An entry past the table, reserved bytes. */
+    cmd_init(&c, VRNIC_AQ_OP_CREATE_RSS);
+    c.rss.fields = htole16(1);
+    c.rss.qpn[0] = htole32(wq.qpn);
+    c.rss.qpn[1] = htole32(wq.qpn);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.rss.qpn[1] = 0;
+    c.rss.rsvd1[7] = 1;
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.rss.rsvd1[7] = 0;
+    c.rss.uctx = htole32(1);    /* the QP is uctx 0's */
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.rss.uctx = 0;
+    ASSERT_EQ(0, run(f, &c, NULL));
+
+    /* VRNIC_RSS_MAX contexts (one made above), then NO_RESOURCES. */
+    for (unsigned i = 1; i < VRNIC_RSS_MAX; i++) {
+        ASSERT_EQ(0, rss_add(n, VRNIC_RSS_LOG_TABLE_MAX, VRNIC_RSS_F_ALL,
+                             ms_key, qpns, &rssn));
+        first = first ? first : rssn;
+    }
+    ASSERT_EQ(VRNIC_AQ_STS_NO_RESOURCES,
+              rss_add(n, 0, 1, ms_key, qpns, NULL));
+    ASSERT_EQ(1 + (VRNIC_RSS_MAX - 1) * VRNIC_RSS_TABLE_MAX,
+              f->core.obj.qps[wq.qpn].rss_refs);
+
+    /* A context's QPs stay while it lives; its rules go with it. */
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_STATE,
+              destroy(f, VRNIC_AQ_OP_DESTROY_QP, wq.qpn));
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_INDEX,
+              flow_add(n, VRNIC_RSS_NUM_BASE + VRNIC_RSS_MAX, 0, 0, &v, &m,
+                       NULL));
+    ASSERT_EQ(0, flow_add(n, first, 0, 0, &v, &m, &id));
+    ASSERT_EQ(0, destroy(f, VRNIC_AQ_OP_DESTROY_RSS, first));
+    ASSERT_FALSE(f->core.obj.flows[id].live);
+    ASSERT_EQ(0, f->core.obj.n_flows);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_INDEX,
+              destroy(f, VRNIC_AQ_OP_DESTROY_RSS, first));
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_INDEX,
+              destroy(f, VRNIC_AQ_OP_DESTROY_RSS, wq.qpn));
+    ASSERT_EQ(0, rss_add(n, 0, 1, ms_key, qpns, &rssn));
+    ASSERT_EQ(first, rssn);
+
+    /* Device reset removes every context, and with them the references. */
+    vrnic_core_reset(&f->core);
+    for (unsigned i = 0; i < VRNIC_RSS_MAX; i++) {
+        ASSERT_FALSE(f->core.obj.rss[i].live);
+    }
+}
+
+TEST_F(raw, receive_only_qp_has_no_sq)
+{
+    FakeBus *f = self->n.f;
+    Node *n = &self->n;
+    uint64_t rejected;
+    AnyCmd c;
+    Frame fr;
+    Qp wq;
+
+    /* SQ fields without an SQ, and no SQ on another type. */
+    qp_cmd(&c, RAW, n->pdn, n->scq, n->rcq, 0, 0,
+           obj_alloc(f, QP_MEM_LEN, 4096));
+    c.qp.sq_log_depth = 0;
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.qp.sq_wqe_shift = 0;
+    c.qp.max_send_sge = 0;
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+    c.qp.max_inline = 0;
+    c.qp.type = VRNIC_QP_TYPE_UD;
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_FIELD, run(f, &c, NULL));
+
+    /* It receives what a rule steers to it; an SQ doorbell is refused. */
+    rx_only_qp(&wq, n);
+    recv_one(&wq, 7, self->buf, BUF, self->lkey);
+    flow_dmac(n, wq.qpn, 0, 0);
+    frame_udp4(&fr);
+    from_wire(n, &fr);
+    expect_rx(_metadata, n, &wq, 7, self->buf, &fr);
+    rejected = f->core.stats.db_rejected;
+    db(f, 0, VRNIC_DB_SQ, wq.qpn, 1);
+    fake_settle(f);
+    EXPECT_EQ(rejected + 1, f->core.stats.db_rejected);
 }
 
 TEST_HARNESS_MAIN

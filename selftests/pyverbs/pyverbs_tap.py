@@ -15,14 +15,8 @@ Debian ships the suite under /usr/share/doc/rdma-core/tests with most files
 gzipped; it is copied to a temporary directory and unpacked first. Each test
 case becomes one TAP result: skips are reported as skips (never as passes),
 failures and errors as 'not ok' with the traceback as comments.
-
-The suite skips a test when a verb it needs fails with EOPNOTSUPP, except in
-the few places listed in UNGUARDED_EOPNOTSUPP, where rdma-core 44 lets the
-error escape. There, and only for that error, the result is a skip with the
-verb the device lacks as the reason; any other error stays a failure.
 """
 import argparse
-import errno
 import gzip
 import os
 import shutil
@@ -34,11 +28,6 @@ SRC = "/usr/share/doc/rdma-core/tests"
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
 # What tests.utils.huge_pages_supported() reads.
 NR_HUGEPAGES_2M = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
-# Test id -> the verb whose EOPNOTSUPP the test does not turn into a skip.
-UNGUARDED_EOPNOTSUPP = {
-    "tests.test_rss_traffic.RSSTrafficTest.test_rss_traffic":
-        "Create WQ (receive work queues, RSS) is not supported",
-}
 
 
 def read_int(path):
@@ -119,10 +108,6 @@ class TapResult(unittest.TestResult):
         self._emit(False, test, detail=self._exc_info_to_string(err, test))
 
     def addError(self, test, err):
-        reason = UNGUARDED_EOPNOTSUPP.get(test.id())
-        if reason and getattr(err[1], "error_code", None) == errno.EOPNOTSUPP:
-            self.addSkip(test, reason)
-            return
         self.counts["fail"] += 1
         self._emit(False, test, detail=self._exc_info_to_string(err, test))
 

@@ -18,7 +18,14 @@
  *  - flows on RC and UD QPs, fields the device cannot match (EOPNOTSUPP),
  *    frames shorter than an Ethernet header or longer than MTU + 18, and
  *    opcodes other than SEND are refused;
- *  - a device holds 64 rules, not 65.
+ *  - a device holds 64 rules, not 65;
+ *  - RSS: receive WQs (ibv_create_wq), an indirection table over them and
+ *    a raw packet QP hashing over it (RX_HASH, IND_TABLE) take the frames
+ *    a rule on that QP steers, each on the WQ the Toeplitz hash of its
+ *    selected fields picks (computed here from the definition); WQ states
+ *    RESET / RDY / ERR (flushing) work, an RSS QP takes no WRs and no
+ *    modify, a WQ in a table is not destroyed, and a table or hash the
+ *    device cannot do is refused.
  * Frames go to a multicast MAC 01:50:56:xx:xx:xx (random per case) that
  * nothing else on the system listens to, from a locally administered MAC.
  * "Nothing arrives" is shown with a marker, never by waiting: a frame that
@@ -52,6 +59,10 @@
 #define MAX_FLOWS	(RULES_MAX + 8)
 #define VLAN_VID_MASK	0x0fff
 #define DESC_LEN	256
+#define RSS_LOG		2	/* 4 WQs in the RSS cases' table */
+#define RSS_WQS		(1 << RSS_LOG)
+#define RSS_KEY_LEN	40	/* VRNIC_RSS_KEY_LEN */
+#define RSS_LOG_MAX	4	/* VRNIC_RSS_LOG_TABLE_MAX */
 
 /*
  * One Ethernet frame, which build_frame() lays out byte for byte: an
@@ -92,6 +103,20 @@ struct rawq {
 /* A sends; B and C receive; X is a fresh QP for what one case needs. */
 enum { A, B, C, X, NQ };
 
+/*
+ * Receive WQs on one CQ, each with SLOTS receive buffers of its own in
+ * one MR, the indirection table over them and the RSS QP hashing over it.
+ */
+struct rss {
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	struct ibv_wq *wq[RSS_WQS];
+	struct ibv_rwq_ind_table *tbl;
+	struct ibv_qp *qp;
+	uint8_t key[RSS_KEY_LEN];
+};
+
 FIXTURE(raw) {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
@@ -100,6 +125,7 @@ FIXTURE(raw) {
 	struct ibv_flow *flow[MAX_FLOWS];
 	uint32_t mtu;			/* the port's (its netdev's) MTU */
 	struct frame base;		/* IPv4 / UDP to the case's dmac */
+	struct rss rss;
 };
 
 /* ---- frames ------------------------------------------------------------ */
@@ -810,12 +836,15 @@ FIXTURE_SETUP(raw)
 	};
 }
 
+static void rss_close(struct rss *r);
+
 FIXTURE_TEARDOWN(raw)
 {
 	/* Flows first: a QP that a flow points at cannot be destroyed. */
 	for (int i = 0; i < MAX_FLOWS; i++)
 		if (self->flow[i])
 			ibv_destroy_flow(self->flow[i]);
+	rss_close(&self->rss);
 	for (int i = 0; i < 2; i++)
 		if (self->other[i])
 			ibv_destroy_qp(self->other[i]);
@@ -1398,6 +1427,289 @@ TEST_F_TIMEOUT(raw, device_holds_64_rules, CASE_TIMEOUT)
 	f.seed++;
 	send_frame(_metadata, &self->q[A], &f);
 	expect_frame(_metadata, b, &f, "B (through the rule made in the room)");
+}
+
+/* ---- receive-side scaling --------------------------------------------- */
+
+/*
+ * The Toeplitz hash of in[0..len), from its definition: for each input bit
+ * set, XOR in the 32 key bits that start at that bit's position.
+ */
+static uint32_t toeplitz(const uint8_t *key, const uint8_t *in, size_t len)
+{
+	uint32_t hash = 0;
+
+	for (size_t bit = 0; bit < len * 8; bit++) {
+		uint32_t window = 0;
+
+		if (!(in[bit / 8] & (0x80 >> bit % 8)))
+			continue;
+		for (size_t k = 0; k < 32; k++) {
+			size_t kb = bit + k;
+
+			window = window << 1 |
+				 ((key[kb / 8] >> (7 - kb % 8)) & 1);
+		}
+		hash ^= window;
+	}
+	return hash;
+}
+
+/* The WQ of r the device must pick for IPv4 / UDP frame f (all 4 fields). */
+static int rss_pick(const struct rss *r, const struct frame *f)
+{
+	uint8_t in[12];
+
+	memcpy(in, &f->src.s6_addr[12], 4);
+	memcpy(in + 4, &f->dst.s6_addr[12], 4);
+	put16(in + 8, f->sport);
+	put16(in + 10, f->dport);
+	return toeplitz(r->key, in, sizeof(in)) & (RSS_WQS - 1);
+}
+
+static uint8_t *rss_slot(struct rss *r, int wq, uint64_t wr_id)
+{
+	return r->buf + ((size_t)wq * SLOTS + wr_id % SLOTS) * SLOT_LEN;
+}
+
+static int rss_post_recv(struct rss *r, int wq, uint64_t wr_id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)rss_slot(r, wq, wr_id),
+			       .length = SLOT_LEN, .lkey = r->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_wq_recv(r->wq[wq], &wr, &bad);
+}
+
+static int wq_to(struct ibv_wq *wq, enum ibv_wq_state state)
+{
+	struct ibv_wq_attr a = { .attr_mask = IBV_WQ_ATTR_STATE,
+				 .wq_state = state };
+
+	return ibv_modify_wq(wq, &a);
+}
+
+/* r's CQ, buffers and WQs, in RDY, each with SLOTS receives posted. */
+static void rss_open_wqs(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(raw) *self, struct rss *r)
+{
+	size_t len = (size_t)RSS_WQS * SLOTS * SLOT_LEN;
+
+	r->cq = ibv_create_cq(self->ctx, RSS_WQS * SLOTS, NULL, NULL, 0);
+	r->buf = aligned_alloc(4096, len);
+	ASSERT_TRUE(r->cq && r->buf);
+	r->mr = ibv_reg_mr(self->pd, r->buf, len, IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, r->mr);
+	for (int i = 0; i < RSS_WQS; i++) {
+		struct ibv_wq_init_attr wa = {
+			.wq_type = IBV_WQT_RQ, .max_wr = SLOTS, .max_sge = 1,
+			.pd = self->pd, .cq = r->cq,
+		};
+
+		r->wq[i] = ibv_create_wq(self->ctx, &wa);
+		ASSERT_NE(NULL, r->wq[i]) TH_LOG("ibv_create_wq %d: %s", i,
+						 strerror(errno));
+		EXPECT_LE(SLOTS, wa.max_wr);
+		EXPECT_EQ(IBV_WQS_RESET, r->wq[i]->state);
+		ASSERT_EQ(0, wq_to(r->wq[i], IBV_WQS_RDY));
+		for (int j = 0; j < SLOTS; j++)
+			ASSERT_EQ(0, rss_post_recv(r, i, j));
+	}
+}
+
+static struct ibv_rwq_ind_table *rss_table(FIXTURE_DATA(raw) *self,
+					   struct rss *r, uint32_t log_size)
+{
+	struct ibv_wq *wqs[1 << (RSS_LOG_MAX + 1)];
+	struct ibv_rwq_ind_table_init_attr ta = {
+		.log_ind_tbl_size = log_size, .ind_tbl = wqs,
+	};
+
+	for (uint32_t i = 0; i < 1U << log_size; i++)
+		wqs[i] = r->wq[i % RSS_WQS];
+	return ibv_create_rwq_ind_table(self->ctx, &ta);
+}
+
+static struct ibv_qp *rss_qp(FIXTURE_DATA(raw) *self, struct rss *r,
+			     uint8_t function, uint8_t key_len,
+			     uint64_t fields)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+			     IBV_QP_INIT_ATTR_RX_HASH,
+		.pd = self->pd,
+		.rwq_ind_tbl = r->tbl,
+		.rx_hash_conf = { .rx_hash_function = function,
+				  .rx_hash_key_len = key_len,
+				  .rx_hash_key = r->key,
+				  .rx_hash_fields_mask = fields },
+	};
+
+	return ibv_create_qp_ex(self->ctx, &ia);
+}
+
+#define RSS_FIELDS (IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | \
+		    IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP)
+
+/* WQs, table and RSS QP of self->rss, with a random key. */
+static void rss_open(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(raw) *self)
+{
+	struct rss *r = &self->rss;
+
+	for (int i = 0; i < RSS_KEY_LEN; i += 8) {
+		uint64_t v = rand64();
+
+		memcpy(r->key + i, &v, 8);
+	}
+	rss_open_wqs(_metadata, self, r);
+	r->tbl = rss_table(self, r, RSS_LOG);
+	ASSERT_NE(NULL, r->tbl) TH_LOG("ibv_create_rwq_ind_table: %s",
+				       strerror(errno));
+	r->qp = rss_qp(self, r, IBV_RX_HASH_FUNC_TOEPLITZ, RSS_KEY_LEN,
+		       RSS_FIELDS);
+	ASSERT_NE(NULL, r->qp) TH_LOG("RSS QP: %s", strerror(errno));
+}
+
+static void rss_close(struct rss *r)
+{
+	if (r->qp)
+		ibv_destroy_qp(r->qp);
+	if (r->tbl)
+		ibv_destroy_rwq_ind_table(r->tbl);
+	for (int i = 0; i < RSS_WQS; i++)
+		if (r->wq[i])
+			ibv_destroy_wq(r->wq[i]);
+	if (r->cq)
+		ibv_destroy_cq(r->cq);
+	if (r->mr)
+		ibv_dereg_mr(r->mr);
+	free(r->buf);
+	*r = (struct rss){ 0 };
+}
+
+/* A rule on the RSS QP, destroyed by the fixture. */
+static void rss_flow(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(raw) *self, const struct frame *f)
+{
+	struct rule r;
+	int i = 0;
+
+	rule_for(&r, f, 0, 0);
+	while (i < MAX_FLOWS && self->flow[i])
+		i++;
+	ASSERT_GT(MAX_FLOWS, i);
+	self->flow[i] = ibv_create_flow(self->rss.qp, &r.attr);
+	ASSERT_NE(NULL, self->flow[i]) TH_LOG("ibv_create_flow on the RSS QP: %s",
+					      strerror(errno));
+}
+
+/*
+ * 16 IPv4 / UDP frames that differ in source address and port each land
+ * whole on the WQ the hash of their addresses and ports picks, in order,
+ * and the hash spreads them over more than one WQ.
+ */
+TEST_F_TIMEOUT(raw, rss_spreads_frames_over_wqs_by_hash, CASE_TIMEOUT)
+{
+	struct rss *r = &self->rss;
+	uint64_t got[RSS_WQS] = { 0 };
+	int used = 0;
+
+	rss_open(_metadata, self);
+	rss_flow(_metadata, self, &self->base);
+	for (int i = 0; i < 16; i++) {
+		struct frame f = self->base;
+		uint8_t want[SLOT_LEN];
+		struct ibv_wc wc;
+		int w;
+
+		f.src.s6_addr[15] = 1 + i * 13;
+		f.sport = 40000 + i * 101;
+		f.seed += i;
+		w = rss_pick(r, &f);
+		send_frame(_metadata, &self->q[A], &f);
+		ASSERT_EQ(1, wait_wc(r->cq, &wc, 1, WAIT_MS))
+			TH_LOG("frame %d: nothing received", i);
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+		ASSERT_EQ(IBV_WC_RECV, wc.opcode);
+		ASSERT_EQ(r->wq[w]->wq_num, wc.qp_num)
+			TH_LOG("frame %d: hash picks WQ %d (%u), it went to %u",
+			       i, w, r->wq[w]->wq_num, wc.qp_num);
+		ASSERT_EQ(got[w], wc.wr_id);
+		ASSERT_EQ(build_frame(&f, want), wc.byte_len);
+		ASSERT_EQ(-1, first_diff(rss_slot(r, w, wc.wr_id), want,
+					 wc.byte_len));
+		got[w]++;
+	}
+	for (int i = 0; i < RSS_WQS; i++)
+		used += got[i] != 0;
+	EXPECT_LT(1, used) TH_LOG("all 16 frames hashed to one WQ");
+	/* A and the receive QPs without rules got nothing. */
+	expect_idle(_metadata, &self->q[B]);
+}
+
+/*
+ * WQ states: a WQ in RESET takes no receive; RDY -> ERR flushes what is
+ * posted; ERR -> RESET -> RDY works again. An RSS QP is not modified and
+ * takes no WRs; a WQ in a table is not destroyed; tables larger than the
+ * device's, other hash functions, key lengths and fields are refused.
+ */
+TEST_F_TIMEOUT(raw, rss_objects_follow_the_rules, CASE_TIMEOUT)
+{
+	struct ibv_wc wc[SLOTS];
+	struct ibv_recv_wr rwr = { 0 }, *rbad;
+	struct ibv_send_wr swr = { 0 }, *sbad;
+	struct rss *r = &self->rss;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_rwq_ind_table *big;
+	struct ibv_qp *qp;
+	int n = 0;
+
+	rss_open(_metadata, self);
+
+	ASSERT_EQ(0, wq_to(r->wq[0], IBV_WQS_ERR));
+	while (n < SLOTS) {
+		int k = wait_wc(r->cq, wc + n, SLOTS - n, WAIT_MS);
+
+		ASSERT_LT(0, k) TH_LOG("%d of %d receives flushed", n, SLOTS);
+		n += k;
+	}
+	for (int i = 0; i < SLOTS; i++) {
+		EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[i].status);
+		EXPECT_EQ(r->wq[0]->wq_num, wc[i].qp_num);
+		EXPECT_EQ(i, wc[i].wr_id);
+	}
+	ASSERT_EQ(0, wq_to(r->wq[0], IBV_WQS_RESET));
+	EXPECT_EQ(EINVAL, rss_post_recv(r, 0, 0));
+	ASSERT_EQ(0, wq_to(r->wq[0], IBV_WQS_RDY));
+	EXPECT_EQ(0, rss_post_recv(r, 0, 0));
+
+	EXPECT_NE(0, ibv_modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_PORT));
+	EXPECT_NE(0, ibv_post_recv(r->qp, &rwr, &rbad));
+	EXPECT_NE(0, ibv_post_send(r->qp, &swr, &sbad));
+	EXPECT_EQ(EBUSY, ibv_destroy_wq(r->wq[1]));
+
+	big = rss_table(self, r, RSS_LOG_MAX + 1);
+	EXPECT_EQ(NULL, big) TH_LOG("a table of %d WQs was created",
+				    1 << (RSS_LOG_MAX + 1));
+	if (big)
+		ibv_destroy_rwq_ind_table(big);
+	qp = rss_qp(self, r, IBV_RX_HASH_FUNC_TOEPLITZ, RSS_KEY_LEN / 2,
+		    RSS_FIELDS);
+	EXPECT_EQ(NULL, qp) TH_LOG("an RSS QP with a 20-byte key");
+	if (qp)
+		ibv_destroy_qp(qp);
+	qp = rss_qp(self, r, IBV_RX_HASH_FUNC_TOEPLITZ, RSS_KEY_LEN,
+		    IBV_RX_HASH_INNER | IBV_RX_HASH_SRC_IPV4);
+	EXPECT_EQ(NULL, qp) TH_LOG("an RSS QP on inner headers");
+	if (qp)
+		ibv_destroy_qp(qp);
+	qp = rss_qp(self, r, 0, RSS_KEY_LEN, RSS_FIELDS);
+	EXPECT_EQ(NULL, qp) TH_LOG("an RSS QP without a hash function");
+	if (qp)
+		ibv_destroy_qp(qp);
 }
 
 TEST_HARNESS_MAIN

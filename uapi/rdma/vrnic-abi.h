@@ -114,6 +114,38 @@ struct vrnic_create_srq_resp {
 };
 
 /*
+ * create_wq (IB_WQT_RQ, raw packet receive queues): one RQ ring, as a QP's
+ * (vrnic_hw_defs.h: "Raw packet QPs", a receive-only raw packet QP).
+ */
+struct vrnic_create_wq_cmd {
+	__aligned_u64 comp_mask;
+	__aligned_u64 buf_addr;
+	__u32 buf_len;
+	__u8 log_depth;
+	__u8 wqe_shift;
+	__u16 reserved_b0;
+};
+
+/*
+ * create_qp of a QP with a receive WQ indirection table (RSS), in place of
+ * vrnic_create_qp_cmd: such a QP has no rings. rx_hash_function is
+ * VRNIC_RX_HASH_FUNC_TOEPLITZ; rx_hash_fields_mask holds the bits of
+ * libibverbs' enum ibv_rx_hash_fields, which are the device's
+ * VRNIC_RSS_F_* (vrnic_hw_defs.h, "Receive-side scaling"); the key is
+ * VRNIC_RSS_KEY_LEN bytes.
+ */
+#define VRNIC_RX_HASH_FUNC_TOEPLITZ	1	/* the only function: bit 0 */
+
+struct vrnic_create_rss_qp_cmd {
+	__aligned_u64 comp_mask;
+	__aligned_u64 rx_hash_fields_mask;
+	__u8 rx_hash_function;
+	__u8 rx_key_len;
+	__u8 reserved_90[6];
+	__u8 rx_hash_key[40];
+};
+
+/*
  * create_ah: an AH is a software address vector; the kernel resolves dmac.
  * The one exception to the 8-byte rule: the core response before this
  * struct (ib_uverbs_create_ah_resp) is 4 bytes, so the struct must be

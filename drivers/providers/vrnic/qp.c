@@ -158,7 +158,7 @@ struct vrnic_qp_sizes {
 	size_t buf_len;
 };
 
-static int vrnic_wq_log_depth(uint32_t wr, uint32_t *log_depth)
+int vrnic_wq_log_depth(uint32_t wr, uint32_t *log_depth)
 {
 	*log_depth = max_t(uint32_t, 1, vrnic_order(wr));
 	return *log_depth > VRNIC_WQ_LOG_DEPTH_MAX ? EINVAL : 0;
@@ -168,8 +168,8 @@ static int vrnic_wq_log_depth(uint32_t wr, uint32_t *log_depth)
  * Receive WQE size for max_sge SGEs, and how many SGEs that size really
  * holds (reported back to the user).
  */
-static int vrnic_recv_wqe_shift(struct vrnic_context *ctx, uint32_t max_sge,
-				uint32_t *shift, uint32_t *real_max_sge)
+int vrnic_recv_wqe_shift(struct vrnic_context *ctx, uint32_t max_sge,
+			 uint32_t *shift, uint32_t *real_max_sge)
 {
 	*shift = max_t(uint32_t, VRNIC_RQ_WQE_SHIFT_MIN,
 		       vrnic_order(VRNIC_RECV_HDR_SIZE +
@@ -258,8 +258,8 @@ static void vrnic_qp_fill_cap(const struct vrnic_qp *qp, struct ibv_qp_cap *cap)
 	}
 }
 
-static int vrnic_wq_init(struct vrnic_wq *wq, void *ring, uint32_t log_depth,
-			 uint32_t shift, uint32_t max_sge)
+int vrnic_wq_init(struct vrnic_wq *wq, void *ring, uint32_t log_depth,
+		  uint32_t shift, uint32_t max_sge)
 {
 	wq->ring = ring;
 	wq->log_depth = log_depth;
@@ -274,7 +274,7 @@ static int vrnic_wq_init(struct vrnic_wq *wq, void *ring, uint32_t log_depth,
 	return 0;
 }
 
-static void vrnic_wq_uninit(struct vrnic_wq *wq)
+void vrnic_wq_uninit(struct vrnic_wq *wq)
 {
 	if (!wq->wrid)
 		return;
@@ -714,6 +714,30 @@ static void vrnic_qp_fill_wr_pfns(struct vrnic_qp *qp,
 
 /* ---- QP control path ---------------------------------------------------- */
 
+/*
+ * Enter qp (a QP's or a WQ's queues) under its number, which the kernel
+ * gave: CQEs name only that. Before the queue can own a WQE.
+ */
+int vrnic_qp_table_add(struct vrnic_context *ctx, struct vrnic_qp *qp,
+		       const char *verb)
+{
+	if (qp->qpn < 2 || qp->qpn > VRNIC_DB_QN_MASK) {
+		verbs_err(&ctx->ibvctx, "%s: kernel returned qpn %u\n", verb,
+			  qp->qpn);
+		return EPROTO;
+	}
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	if (ctx->qp_table[qp->qpn]) {
+		pthread_mutex_unlock(&ctx->qp_table_mutex);
+		verbs_err(&ctx->ibvctx, "%s: qpn %u already in use\n", verb,
+			  qp->qpn);
+		return EPROTO;
+	}
+	ctx->qp_table[qp->qpn] = qp;
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+	return 0;
+}
+
 static int vrnic_check_qp_attr(struct vrnic_context *ctx,
 			       const struct ibv_qp_init_attr_ex *attr)
 {
@@ -863,25 +887,12 @@ static struct ibv_qp *vrnic_create_qp_common(struct ibv_context *ibvctx,
 	}
 
 	qp->qpn = qp->vqp.qp.qp_num;
-	if (qp->qpn < 2 || qp->qpn > VRNIC_DB_QN_MASK) {
-		verbs_err(&ctx->ibvctx, "create_qp: kernel returned qpn %u\n",
-			  qp->qpn);
-		err = EPROTO;
-		goto err_destroy_qp;
-	}
 	/* The device enforces the kernel's max_inline; never promise more. */
 	qp->max_inline = min_t(uint32_t, qp->max_inline, resp.max_inline);
 
-	pthread_mutex_lock(&ctx->qp_table_mutex);
-	if (ctx->qp_table[qp->qpn]) {
-		pthread_mutex_unlock(&ctx->qp_table_mutex);
-		verbs_err(&ctx->ibvctx, "create_qp: qpn %u already in use\n",
-			  qp->qpn);
-		err = EPROTO;
+	err = vrnic_qp_table_add(ctx, qp, "create_qp");
+	if (err)
 		goto err_destroy_qp;
-	}
-	ctx->qp_table[qp->qpn] = qp;
-	pthread_mutex_unlock(&ctx->qp_table_mutex);
 
 	vrnic_qp_fill_cap(qp, &attr->cap);
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
@@ -931,6 +942,8 @@ struct ibv_qp *vrnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 struct ibv_qp *vrnic_create_qp_ex(struct ibv_context *ibvctx,
 				  struct ibv_qp_init_attr_ex *attr)
 {
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_IND_TABLE)
+		return vrnic_create_rss_qp(ibvctx, attr);
 	return vrnic_create_qp_common(ibvctx, attr);
 }
 
@@ -962,6 +975,9 @@ int vrnic_modify_qp(struct ibv_qp *ibvqp, struct ibv_qp_attr *attr,
 	struct ibv_modify_qp cmd = {};
 	int err;
 
+	/* An RSS QP has no state of its own: its WQs have. */
+	if (to_vrnic_qp(ibvqp)->rss)
+		return EOPNOTSUPP;
 	err = ibv_cmd_modify_qp(ibvqp, attr, attr_mask, &cmd, sizeof(cmd));
 	if (err) {
 		verbs_debug(verbs_get_ctx(ibvqp->context),
@@ -982,6 +998,8 @@ int vrnic_query_qp(struct ibv_qp *ibvqp, struct ibv_qp_attr *attr,
 	struct ibv_query_qp cmd = {};
 	int err;
 
+	if (qp->rss)
+		return EOPNOTSUPP;
 	err = ibv_cmd_query_qp(ibvqp, attr, attr_mask, init_attr, &cmd,
 			       sizeof(cmd));
 	if (err)
@@ -1004,6 +1022,10 @@ int vrnic_destroy_qp(struct ibv_qp *ibvqp)
 	err = ibv_cmd_destroy_qp(ibvqp);
 	if (err)
 		return err;
+	if (qp->rss) {
+		free(qp);	/* no rings, no CQs, not in qp_table */
+		return 0;
+	}
 
 	vrnic_lock_cqs(ibvqp);
 	pthread_mutex_lock(&ctx->qp_table_mutex);
@@ -1211,6 +1233,10 @@ int vrnic_post_send(struct ibv_qp *ibvqp, struct ibv_send_wr *wr,
 	uint8_t opcode;
 	int err = 0;
 
+	if (qp->rss) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	pthread_spin_lock(&qp->sq.lock);
 	pi = qp->sq.pi;
 	if (!vrnic_qp_can_send(qp)) {
@@ -1252,29 +1278,19 @@ static void vrnic_build_recv_wqe(void *slot, const struct ibv_recv_wr *wr,
 			      wr->sg_list[i].length, wr->sg_list[i].lkey);
 }
 
-int vrnic_post_recv(struct ibv_qp *ibvqp, struct ibv_recv_wr *wr,
-		    struct ibv_recv_wr **bad_wr)
+/*
+ * Post receive WRs to qp's own RQ (a QP's, or a WQ's: rss.c); the caller
+ * checked that the queue takes them in its state.
+ */
+int vrnic_rq_post(struct vrnic_context *ctx, struct vrnic_qp *qp,
+		  struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
-	struct vrnic_context *ctx = to_vrnic_context(ibvqp->context);
-	struct vrnic_qp *qp = to_vrnic_qp(ibvqp);
 	struct vrnic_wq *rq = &qp->rq;
 	uint32_t pi;
 	int err = 0;
 
-	/* Receives of an SRQ-attached QP go to the SRQ. */
-	if (qp->srq) {
-		*bad_wr = wr;
-		return EINVAL;
-	}
-
 	pthread_spin_lock(&rq->lock);
 	pi = rq->pi;
-	if (ibvqp->state == IBV_QPS_RESET) {
-		err = EINVAL;
-		*bad_wr = wr;
-		goto out;
-	}
-
 	for (; wr; wr = wr->next) {
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge) {
 			err = EINVAL;
@@ -1295,9 +1311,24 @@ int vrnic_post_recv(struct ibv_qp *ibvqp, struct ibv_recv_wr *wr,
 		vrnic_store_idx(&rq->pi, pi);
 		vrnic_ring_db(ctx, VRNIC_DB_RQ, qp->qpn, pi);
 	}
-out:
 	pthread_spin_unlock(&rq->lock);
 	return err;
+}
+
+int vrnic_post_recv(struct ibv_qp *ibvqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr)
+{
+	struct vrnic_qp *qp = to_vrnic_qp(ibvqp);
+
+	/*
+	 * Receives of an SRQ-attached QP go to the SRQ, an RSS QP's to its
+	 * WQs; a QP in RESET takes none.
+	 */
+	if (qp->srq || qp->rss || ibvqp->state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	return vrnic_rq_post(to_vrnic_context(ibvqp->context), qp, wr, bad_wr);
 }
 
 /* ---- shared receive queues ---------------------------------------------- */

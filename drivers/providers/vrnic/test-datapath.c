@@ -13,7 +13,9 @@
  * ibv_wr_* API (including a failed session leaving no trace), SRQ slots
  * completing out of order, CQ cleaning on destroy, resize, the extended
  * poll API, the libibverbs 44 VERBS_QP_EX location, raw packet QPs (send
- * WQE layout, SEND only, receive CQEs) and flow rules.
+ * WQE layout, SEND only, receive CQEs) and flow rules, receive WQs (ring,
+ * posting in states, completions by wq_num, reset) and RSS QPs (the hash
+ * configuration in the udata, what is refused).
  *
  * Output is TAP.
  */
@@ -216,6 +218,52 @@ int ibv_cmd_destroy_flow(struct ibv_flow *flow_id)
 }
 
 /* ---- the device model ------------------------------------------------------ */
+
+static struct vrnic_create_wq_cmd last_wq_cmd;
+static struct vrnic_create_rss_qp_cmd last_rss_cmd;
+static int rss_cmd_calls;
+
+int ibv_cmd_create_wq(struct ibv_context *context,
+		      struct ibv_wq_init_attr *wq_init_attr, struct ibv_wq *wq,
+		      struct ibv_create_wq *cmd, size_t cmd_size,
+		      struct ib_uverbs_ex_create_wq_resp *resp,
+		      size_t resp_size)
+{
+	last_wq_cmd = ((struct vrnic_ibv_create_wq *)cmd)->drv_payload;
+	wq->context = context;
+	wq->cq = wq_init_attr->cq;
+	wq->pd = wq_init_attr->pd;
+	wq->wq_type = wq_init_attr->wq_type;
+	wq->wq_num = next_qn++;
+	return 0;
+}
+
+int ibv_cmd_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr,
+		      struct ibv_modify_wq *cmd, size_t cmd_size)
+{
+	if (attr->attr_mask & IBV_WQ_ATTR_STATE)
+		wq->state = attr->wq_state;
+	return 0;
+}
+
+int ibv_cmd_destroy_wq(struct ibv_wq *wq)
+{
+	return 0;
+}
+
+int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
+			  struct ibv_qp_init_attr_ex *attr,
+			  struct ibv_create_qp_ex *cmd, size_t cmd_size,
+			  struct ib_uverbs_ex_create_qp_resp *resp,
+			  size_t resp_size)
+{
+	last_rss_cmd = ((struct vrnic_ibv_create_rss_qp *)cmd)->drv_payload;
+	rss_cmd_calls++;
+	qp->qp.context = context;
+	qp->qp.qp_type = attr->qp_type;
+	qp->qp.qp_num = 0x10000;	/* VRNIC_RSS_NUM_BASE: an RSS context */
+	return 0;
+}
 
 static struct vrnic_dev dev;
 static struct vrnic_context *ctx;
@@ -1105,6 +1153,125 @@ static void test_raw_packet(void)
 	vrnic_destroy_cq(ibvcq);
 }
 
+static void test_wq_and_rss(void)
+{
+	struct ibv_cq *ibvcq = vrnic_create_cq(&ctx->ibvctx.context, 8, NULL, 0);
+	struct vrnic_cq *cq = to_vrnic_cq(ibvcq);
+	struct ibv_wq_init_attr wa = { .wq_type = IBV_WQT_RQ, .max_wr = 5,
+				       .max_sge = 3, .pd = &pd_obj,
+				       .cq = ibvcq };
+	struct ibv_wq_attr rdy = { .attr_mask = IBV_WQ_ATTR_STATE,
+				   .wq_state = IBV_WQS_RDY };
+	struct ibv_wq_attr rst = { .attr_mask = IBV_WQ_ATTR_STATE,
+				   .wq_state = IBV_WQS_RESET };
+	struct ibv_sge sge = { .addr = 0x5000, .length = 1514, .lkey = 0x55 };
+	struct ibv_recv_wr r2 = { .wr_id = 0xb2, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr r1 = { .wr_id = 0xb1, .sg_list = &sge, .num_sge = 1,
+				  .next = &r2 }, *rbad;
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *sbad;
+	uint8_t key[VRNIC_RSS_KEY_LEN];
+	struct ibv_rwq_ind_table tbl = { .context = &ctx->ibvctx.context };
+	struct ibv_qp_init_attr_ex qa = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+			     IBV_QP_INIT_ATTR_RX_HASH,
+		.pd = &pd_obj,
+		.rwq_ind_tbl = &tbl,
+		.rx_hash_conf = {
+			.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ,
+			.rx_hash_key_len = VRNIC_RSS_KEY_LEN,
+			.rx_hash_key = key,
+			.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 |
+					       IBV_RX_HASH_DST_PORT_TCP,
+		},
+	};
+	struct vrnic_recv_wqe *w;
+	struct vrnic_rwq *rwq;
+	struct ibv_qp *rss;
+	struct ibv_wq *wq;
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < VRNIC_RSS_KEY_LEN; i++)
+		key[i] = i * 7 + 1;
+	db_read(VRNIC_DB_RQ);	/* what earlier cases left */
+
+	wq = vrnic_create_wq(&ctx->ibvctx.context, &wa);
+	CHECK(wq != NULL, "create_wq");
+	if (!wq)
+		return;
+	rwq = to_vrnic_rwq(wq);
+	CHECK(last_wq_cmd.log_depth == 3 && wa.max_wr == 8 &&
+	      (1U << last_wq_cmd.wqe_shift) >=
+	      sizeof(struct vrnic_recv_wqe) + 3 * sizeof(struct vrnic_sge) &&
+	      wa.max_sge >= 3 &&
+	      last_wq_cmd.buf_len >= 8U << last_wq_cmd.wqe_shift &&
+	      last_wq_cmd.buf_addr == (uintptr_t)rwq->qp.buf.addr,
+	      "create_wq: an RQ ring of 8 (asked 5), max_sge %u, in the udata",
+	      wa.max_sge);
+	CHECK(ctx->qp_table[wq->wq_num] == &rwq->qp && wq->post_recv,
+	      "create_wq: found by wq_num, post_recv set");
+
+	CHECK(ibv_post_wq_recv(wq, &r1, &rbad) == EINVAL && rbad == &r1 &&
+	      db_read(VRNIC_DB_RQ) == 0, "post_wq_recv in RESET: EINVAL");
+	CHECK(vrnic_modify_wq(wq, &rdy) == 0 && wq->state == IBV_WQS_RDY,
+	      "modify_wq to RDY");
+	CHECK(ibv_post_wq_recv(wq, &r1, &rbad) == 0 &&
+	      db_read(VRNIC_DB_RQ) == db_val(wq->wq_num, 2),
+	      "post_wq_recv: two WQEs, one RQ doorbell for the WQ");
+	w = (struct vrnic_recv_wqe *)((uint8_t *)rwq->qp.buf.addr +
+				      ((size_t)1 << last_wq_cmd.wqe_shift));
+	CHECK(le64toh(w->wr_id) == 1 && w->num_sge == 1 &&
+	      le64toh(((struct vrnic_sge *)(w + 1))->addr) == 0x5000,
+	      "post_wq_recv: the second WQE in slot 1");
+	dev_cqe(cq, wq->wq_num, 0, VRNIC_CQE_OP_RECV, 0, 60);
+	CHECK(vrnic_poll_cq(ibvcq, 1, &wc) == 1 && wc.wr_id == 0xb1 &&
+	      wc.qp_num == wq->wq_num && wc.opcode == IBV_WC_RECV &&
+	      wc.byte_len == 60, "the WQ's CQE: its wr_id, qp_num = wq_num");
+
+	dev_cqe(cq, wq->wq_num, 1, VRNIC_CQE_OP_RECV, 0, 60);
+	CHECK(vrnic_modify_wq(wq, &rst) == 0 &&
+	      vrnic_poll_cq(ibvcq, 1, &wc) == 0 && rwq->qp.rq.pi == 0 &&
+	      rwq->qp.rq.ci == 0, "modify_wq to RESET: CQEs dropped, ring at 0");
+
+	memset(&last_rss_cmd, 0, sizeof(last_rss_cmd));
+	rss = vrnic_create_qp_ex(&ctx->ibvctx.context, &qa);
+	CHECK(rss && rss->qp_num == 0x10000 &&
+	      last_rss_cmd.rx_hash_function == VRNIC_RX_HASH_FUNC_TOEPLITZ &&
+	      last_rss_cmd.rx_key_len == VRNIC_RSS_KEY_LEN &&
+	      last_rss_cmd.rx_hash_fields_mask ==
+	      (VRNIC_RSS_F_SRC_IPV4 | VRNIC_RSS_F_DST_PORT_TCP) &&
+	      !memcmp(last_rss_cmd.rx_hash_key, key, VRNIC_RSS_KEY_LEN),
+	      "RSS QP: function, key and fields in the udata");
+	if (rss) {
+		CHECK(vrnic_post_recv(rss, &r1, &rbad) == EINVAL &&
+		      vrnic_post_send(rss, &swr, &sbad) == EINVAL &&
+		      vrnic_modify_qp(rss, &(struct ibv_qp_attr){ 0 },
+				      IBV_QP_STATE) == EOPNOTSUPP,
+		      "RSS QP: no posts, no modify");
+		CHECK(vrnic_destroy_qp(rss) == 0, "RSS QP destroyed");
+	}
+
+	i = rss_cmd_calls;
+	qa.rx_hash_conf.rx_hash_key_len = 20;
+	CHECK(!vrnic_create_qp_ex(&ctx->ibvctx.context, &qa) &&
+	      errno == EOPNOTSUPP, "RSS QP: a 20-byte key is EOPNOTSUPP");
+	qa.rx_hash_conf.rx_hash_key_len = VRNIC_RSS_KEY_LEN;
+	qa.rx_hash_conf.rx_hash_fields_mask |= IBV_RX_HASH_INNER;
+	CHECK(!vrnic_create_qp_ex(&ctx->ibvctx.context, &qa) &&
+	      errno == EOPNOTSUPP, "RSS QP: inner fields are EOPNOTSUPP");
+	qa.rx_hash_conf.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4;
+	qa.cap.max_recv_wr = 1;
+	CHECK(!vrnic_create_qp_ex(&ctx->ibvctx.context, &qa) &&
+	      errno == EINVAL && rss_cmd_calls == i,
+	      "RSS QP: receive capacity is EINVAL, the kernel not asked");
+
+	i = wq->wq_num;
+	CHECK(vrnic_destroy_wq(wq) == 0 && ctx->qp_table[i] == NULL,
+	      "destroy_wq: gone from the QP table");
+	vrnic_destroy_cq(ibvcq);
+}
+
 /* The device side of RESIZE_CQ: move unconsumed CQEs to the new ring. */
 void resize_copy(struct vrnic_cq *cq, void *new_ring, uint32_t new_log_depth)
 {
@@ -1126,6 +1293,7 @@ int main(void)
 	test_wr_api_and_ud();
 	test_clean_resize_srq();
 	test_raw_packet();
+	test_wq_and_rss();
 	printf("1..%d\n", test_no);
 	return test_failed ? 1 : 0;
 }

@@ -47,6 +47,12 @@ int vrnic_query_device_ex(struct ibv_context *ibvctx,
 
 	vrnic_format_fw_ver(attr->orig_attr.fw_ver,
 			    sizeof(attr->orig_attr.fw_ver), resp.base.fw_ver);
+	/* The kernel reports the RSS limits; what the hash takes is ours. */
+	if (attr_size >= offsetofend(struct ibv_device_attr_ex, rss_caps) &&
+	    attr->rss_caps.supported_qpts) {
+		attr->rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+		attr->rss_caps.rx_hash_fields_mask = VRNIC_RSS_F_ALL;
+	}
 	return 0;
 }
 

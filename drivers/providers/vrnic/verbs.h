@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * libvrnic verbs: control path (verbs.c), completion queues (cq.c), queue
- * pairs and shared receive queues (qp.c), flow steering (flow.c).
+ * pairs and shared receive queues (qp.c), flow steering (flow.c), receive
+ * work queues and RSS (rss.c).
  */
 #ifndef __VRNIC_VERBS_H__
 #define __VRNIC_VERBS_H__
@@ -80,6 +81,18 @@ struct ibv_flow *vrnic_create_flow(struct ibv_qp *ibvqp,
 				   struct ibv_flow_attr *flow_attr);
 int vrnic_destroy_flow(struct ibv_flow *flow);
 
+/* rss.c */
+struct ibv_wq *vrnic_create_wq(struct ibv_context *ibvctx,
+			       struct ibv_wq_init_attr *attr);
+int vrnic_modify_wq(struct ibv_wq *ibvwq, struct ibv_wq_attr *attr);
+int vrnic_destroy_wq(struct ibv_wq *ibvwq);
+struct ibv_rwq_ind_table *
+vrnic_create_rwq_ind_table(struct ibv_context *ibvctx,
+			   struct ibv_rwq_ind_table_init_attr *attr);
+int vrnic_destroy_rwq_ind_table(struct ibv_rwq_ind_table *tbl);
+struct ibv_qp *vrnic_create_rss_qp(struct ibv_context *ibvctx,
+				   struct ibv_qp_init_attr_ex *attr);
+
 /* cq.c */
 struct ibv_cq *vrnic_create_cq(struct ibv_context *ibvctx, int ncqe,
 			       struct ibv_comp_channel *channel, int vec);
@@ -107,6 +120,16 @@ int vrnic_post_send(struct ibv_qp *ibvqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 int vrnic_post_recv(struct ibv_qp *ibvqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
+int vrnic_qp_table_add(struct vrnic_context *ctx, struct vrnic_qp *qp,
+		       const char *verb);
+int vrnic_rq_post(struct vrnic_context *ctx, struct vrnic_qp *qp,
+		  struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+int vrnic_wq_log_depth(uint32_t wr, uint32_t *log_depth);
+int vrnic_recv_wqe_shift(struct vrnic_context *ctx, uint32_t max_sge,
+			 uint32_t *shift, uint32_t *real_max_sge);
+int vrnic_wq_init(struct vrnic_wq *wq, void *ring, uint32_t log_depth,
+		  uint32_t shift, uint32_t max_sge);
+void vrnic_wq_uninit(struct vrnic_wq *wq);
 struct ibv_srq *vrnic_create_srq(struct ibv_pd *ibvpd,
 				 struct ibv_srq_init_attr *attr);
 int vrnic_modify_srq(struct ibv_srq *ibvsrq, struct ibv_srq_attr *attr,

@@ -32,5 +32,9 @@ DECLARE_DRV_CMD(vrnic_ibv_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		vrnic_create_srq_cmd, vrnic_create_srq_resp);
 DECLARE_DRV_CMD(vrnic_ibv_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, vrnic_create_ah_resp);
+DECLARE_DRV_CMD(vrnic_ibv_create_wq, IB_USER_VERBS_EX_CMD_CREATE_WQ,
+		vrnic_create_wq_cmd, empty);
+DECLARE_DRV_CMD(vrnic_ibv_create_rss_qp, IB_USER_VERBS_EX_CMD_CREATE_QP,
+		vrnic_create_rss_qp_cmd, empty);
 
 #endif /* __VRNIC_ABI_H__ */

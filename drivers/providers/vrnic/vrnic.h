@@ -200,10 +200,25 @@ struct vrnic_qp {
 	uint32_t max_inline;
 	uint32_t sq_data_off;		/* 64, or 128 for UD (address segment) */
 	bool sq_sig_all;
+	/*
+	 * An RSS QP (rss.c): no rings and no CQs, qpn the device's RSS
+	 * context; receives arrive on the WQs of its indirection table.
+	 */
+	bool rss;
 	/* ibv_wr_* session (sq.lock held from wr_start to complete/abort). */
 	int wr_err;
 	uint32_t wr_start_pi;
 	struct vrnic_send_wqe *wr_cur;
+};
+
+/*
+ * A receive work queue (ibv_create_wq, rss.c): a receive-only raw packet
+ * QP of the device. qp holds its RQ ring and is what CQ polling finds in
+ * qp_table under the WQ's number (qpn = wq_num); its SQ stays empty.
+ */
+struct vrnic_rwq {
+	struct ibv_wq ibv_wq;
+	struct vrnic_qp qp;
 };
 
 struct vrnic_ah {
@@ -244,6 +259,11 @@ static inline struct vrnic_qp *to_vrnic_qp_ex(struct ibv_qp_ex *ibvqpx)
 static inline struct vrnic_srq *to_vrnic_srq(struct ibv_srq *ibvsrq)
 {
 	return container_of(ibvsrq, struct vrnic_srq, vsrq.srq);
+}
+
+static inline struct vrnic_rwq *to_vrnic_rwq(struct ibv_wq *ibvwq)
+{
+	return container_of(ibvwq, struct vrnic_rwq, ibv_wq);
 }
 
 static inline struct vrnic_ah *to_vrnic_ah(struct ibv_ah *ibvah)

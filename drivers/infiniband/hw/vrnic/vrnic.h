@@ -126,6 +126,9 @@ struct vrnic_dev {
 	resource_size_t clock_pa;
 	/* VRNIC_DEVICE_CAP_RAW_PACKET: raw packet QPs and flow steering */
 	bool has_raw;
+	/* VRNIC_DEVICE_CAP_RSS: receive WQs, indirection tables, RSS QPs */
+	bool has_rss;
+	atomic_t rwq_ind_tbl_num;	/* the last indirection table number */
 	struct xarray odp_xa;	/* ODP MRs by key index, for page faults */
 	struct srcu_struct odp_srcu;	/* a fault's MR against dereg_mr */
 	struct workqueue_struct *odp_wq;	/* page faults */
@@ -236,6 +239,16 @@ struct vrnic_dm {
 	struct rdma_user_mmap_entry *entry;
 };
 
+/*
+ * A receive work queue (vrnic_rss.c): a receive-only raw packet QP of the
+ * device, whose ring the process owns (libvrnic posts to it directly).
+ */
+struct vrnic_rwq {
+	struct ib_wq ibwq;
+	u32 qpn;
+	struct vrnic_mem mem;	/* the pinned RQ ring */
+};
+
 /* A flow steering rule (vrnic_flow.c); the device keeps the rule itself. */
 struct vrnic_flow {
 	struct ib_flow ibflow;
@@ -321,8 +334,9 @@ struct vrnic_odp_fault {
 
 struct vrnic_qp {
 	struct ib_qp ibqp;
-	u32 qpn;
+	u32 qpn;		/* an RSS QP: the RSS context's number */
 	bool kernel;
+	bool rss;		/* has an indirection table (vrnic_rss.c) */
 	struct vrnic_mem mem;
 	struct ib_qp_cap cap;	/* what was granted */
 	u8 sq_sig_all;
@@ -341,6 +355,39 @@ struct vrnic_qp {
 
 	struct vrnic_odp_fault odp_fault[2];	/* [responder] */
 };
+
+/*
+ * Limits derived from QUERY_DEVICE and the WQE formats. Depths are powers
+ * of two (2^log_depth rings), so the largest usable depth is the device's
+ * limit rounded down; WQEs are at most 512 bytes (shift 9).
+ */
+#define VRNIC_SQ_MIN_SHIFT	6
+#define VRNIC_RQ_MIN_SHIFT	4
+#define VRNIC_WQE_MAX_SHIFT	9
+/* Doorbell indices are 16-bit free-running: at most 2^15 entries a ring. */
+#define VRNIC_MAX_LOG_DEPTH	15
+#define VRNIC_SQ_HDR		sizeof(struct vrnic_send_wqe)
+#define VRNIC_SQ_UD_HDR		(VRNIC_SQ_HDR + VRNIC_UD_SEG_SIZE)
+#define VRNIC_RQ_HDR		sizeof(struct vrnic_recv_wqe)
+#define VRNIC_SGE_SIZE		sizeof(struct vrnic_sge)
+
+static inline u32 vrnic_pow2_limit(u32 val)
+{
+	return val ? min_t(u32, rounddown_pow_of_two(val),
+			   1U << VRNIC_MAX_LOG_DEPTH) : 0;
+}
+
+static inline int vrnic_max_qp_wr(const struct vrnic_cmd_dev_attr *da)
+{
+	return vrnic_pow2_limit(da->max_qp_wr);
+}
+
+static inline int vrnic_max_recv_sge(const struct vrnic_cmd_dev_attr *da)
+{
+	return min_t(u32, da->max_sge,
+		     ((1U << VRNIC_WQE_MAX_SHIFT) - VRNIC_RQ_HDR) /
+		     VRNIC_SGE_SIZE);
+}
 
 static inline struct vrnic_dev *to_vdev(struct ib_device *ibdev)
 {
@@ -386,6 +433,11 @@ static inline struct vrnic_srq *to_vsrq(struct ib_srq *ibsrq)
 static inline struct vrnic_dm *to_vdm(struct ib_dm *ibdm)
 {
 	return container_of(ibdm, struct vrnic_dm, ibdm);
+}
+
+static inline struct vrnic_rwq *to_vrwq(struct ib_wq *ibwq)
+{
+	return container_of(ibwq, struct vrnic_rwq, ibwq);
 }
 
 static inline struct vrnic_flow *to_vflow(struct ib_flow *ibflow)
@@ -509,6 +561,21 @@ struct ib_flow *vrnic_create_flow(struct ib_qp *ibqp,
 				  struct ib_udata *udata);
 int vrnic_destroy_flow(struct ib_flow *ibflow);
 
+/* vrnic_rss.c */
+struct ib_wq *vrnic_create_wq(struct ib_pd *ibpd,
+			      struct ib_wq_init_attr *init_attr,
+			      struct ib_udata *udata);
+int vrnic_modify_wq(struct ib_wq *ibwq, struct ib_wq_attr *attr,
+		    u32 attr_mask, struct ib_udata *udata);
+int vrnic_destroy_wq(struct ib_wq *ibwq, struct ib_udata *udata);
+int vrnic_create_rwq_ind_table(struct ib_rwq_ind_table *tbl,
+			       struct ib_rwq_ind_table_init_attr *init_attr,
+			       struct ib_udata *udata);
+int vrnic_destroy_rwq_ind_table(struct ib_rwq_ind_table *tbl);
+int vrnic_create_rss_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
+			struct ib_qp_init_attr *init_attr,
+			struct ib_udata *udata);
+
 /* vrnic_qp.c */
 int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
@@ -551,8 +618,14 @@ struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 virt_addr, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata);
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int vrnic_udata_in(struct ib_device *ibdev, struct ib_udata *udata,
+		   void *cmd, size_t size, size_t min_len, const char *verb);
 int vrnic_udata_no_in(struct ib_device *ibdev, struct ib_udata *udata,
 		      const char *verb);
+/* The doorbell page (device uctx) of udata's context; 0 for the kernel. */
+u32 vrnic_uctx(struct ib_udata *udata);
+int vrnic_pin_ring(struct vrnic_dev *vdev, struct vrnic_mem *mem, u64 addr,
+		   u64 len);
 int vrnic_access(int ib_access, u32 *access);
 u8 vrnic_new_key_byte(void);
 struct ib_mr *vrnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,

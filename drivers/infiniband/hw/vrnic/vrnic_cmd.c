@@ -193,7 +193,7 @@ int vrnic_cmd_create_eq(struct vrnic_cmdq *cmdq, dma_addr_t ring,
 
 /*
  * DESTROY_EQ, DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP, DESTROY_SRQ,
- * DESTROY_FLOW
+ * DESTROY_FLOW, DESTROY_RSS
  */
 int vrnic_cmd_destroy(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
 		      u32 handle)
@@ -562,4 +562,34 @@ int vrnic_cmd_create_flow(struct vrnic_cmdq *cmdq,
 	if (err)
 		return err;
 	return vrnic_cmd_objnum(cmdq, VRNIC_AQ_OP_CREATE_FLOW, result, id);
+}
+
+/* CREATE_RSS: an RSS context over p->qpn; *rssn = its number. */
+int vrnic_cmd_create_rss(struct vrnic_cmdq *cmdq,
+			 const struct vrnic_cmd_rss_params *p, u32 *rssn)
+{
+	union vrnic_aq_cmd cmd;
+	u64 result;
+	u32 i;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_CREATE_RSS);
+	cmd.create_rss.uctx = cpu_to_le32(p->uctx);
+	cmd.create_rss.fields = cpu_to_le16(p->fields);
+	cmd.create_rss.log_size = p->log_size;
+	memcpy(cmd.create_rss.key, p->key, sizeof(cmd.create_rss.key));
+	for (i = 0; i < (1U << p->log_size); i++)
+		cmd.create_rss.qpn[i] = cpu_to_le32(p->qpn[i]);
+	err = vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, &result);
+	if (err)
+		return err;
+	if (result < VRNIC_RSS_NUM_BASE ||
+	    result >= VRNIC_RSS_NUM_BASE + VRNIC_RSS_MAX) {
+		dev_err_ratelimited(cmdq->dev,
+				    "CREATE_RSS returned bad number %#llx\n",
+				    result);
+		return -EIO;
+	}
+	*rssn = result;
+	return 0;
 }

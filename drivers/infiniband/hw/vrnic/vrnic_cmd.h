@@ -115,6 +115,15 @@ struct vrnic_cmd_flow_params {
 	struct vrnic_flow_key mask;
 };
 
+/* CREATE_RSS: 2^log_size receive-only raw packet QPs (uapi "RSS"). */
+struct vrnic_cmd_rss_params {
+	u32 uctx;
+	u16 fields;		/* VRNIC_RSS_F_* */
+	u8 log_size;
+	const u8 *key;		/* VRNIC_RSS_KEY_LEN bytes */
+	u32 qpn[VRNIC_RSS_TABLE_MAX];
+};
+
 /* QUERY_MR, decoded from struct vrnic_mr_attr. */
 struct vrnic_cmd_mr_attr {
 	u64 iova;
@@ -176,6 +185,8 @@ int vrnic_cmd_mcast(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
 		    u32 qpn, const u8 *gid);
 int vrnic_cmd_create_flow(struct vrnic_cmdq *cmdq,
 			  const struct vrnic_cmd_flow_params *p, u32 *id);
+int vrnic_cmd_create_rss(struct vrnic_cmdq *cmdq,
+			 const struct vrnic_cmd_rss_params *p, u32 *rssn);
 
 int vrnic_cmd_query_device(struct vrnic_cmdq *cmdq,
 			   struct vrnic_cmd_dev_attr *attr);

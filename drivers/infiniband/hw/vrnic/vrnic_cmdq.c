@@ -68,6 +68,8 @@ static const char *const vrnic_cmdq_opcode_names[] = {
 	[VRNIC_AQ_OP_ODP_INVALIDATE] = "ODP_INVALIDATE",
 	[VRNIC_AQ_OP_CREATE_FLOW] = "CREATE_FLOW",
 	[VRNIC_AQ_OP_DESTROY_FLOW] = "DESTROY_FLOW",
+	[VRNIC_AQ_OP_CREATE_RSS] = "CREATE_RSS",
+	[VRNIC_AQ_OP_DESTROY_RSS] = "DESTROY_RSS",
 };
 
 const char *vrnic_cmdq_opcode_str(u16 opcode)

@@ -39,6 +39,7 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_page_fault_done page_fault_done;
 	struct vrnic_aq_odp_invalidate odp_invalidate;
 	struct vrnic_aq_create_flow create_flow;
+	struct vrnic_aq_create_rss create_rss;
 	u8 raw[VRNIC_AQ_CMD_SIZE];
 };
 

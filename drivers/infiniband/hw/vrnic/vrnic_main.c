@@ -102,6 +102,17 @@ static const struct ib_device_ops vrnic_flow_ops = {
 	.destroy_flow = vrnic_destroy_flow,
 };
 
+/* Receive-side scaling (VRNIC_DEVICE_CAP_RSS): WQs and RSS QPs. */
+static const struct ib_device_ops vrnic_rss_ops = {
+	.create_wq = vrnic_create_wq,
+	.modify_wq = vrnic_modify_wq,
+	.destroy_wq = vrnic_destroy_wq,
+	.create_rwq_ind_table = vrnic_create_rwq_ind_table,
+	.destroy_rwq_ind_table = vrnic_destroy_rwq_ind_table,
+	/* ib_core's table is all there is: nothing of the driver's around it. */
+	.size_ib_rwq_ind_table = sizeof(struct ib_rwq_ind_table),
+};
+
 /* Device memory (interface 1.3, when the device has a BAR5): ibv_alloc_dm. */
 static const struct ib_device_ops vrnic_dm_ops = {
 	.alloc_dm = vrnic_alloc_dm,
@@ -587,6 +598,8 @@ static int vrnic_objects_init(struct vrnic_dev *vdev)
 		vdev->clock_pa = pci_resource_start(pdev, VRNIC_BAR_REGS) +
 				 VRNIC_CLOCK_PAGE;
 	vdev->has_raw = vdev->dev_attr.device_caps & VRNIC_DEVICE_CAP_RAW_PACKET;
+	vdev->has_rss = vdev->has_raw &&
+			(vdev->dev_attr.device_caps & VRNIC_DEVICE_CAP_RSS);
 	err = vrnic_eqs_init(vdev);
 	if (err)
 		goto err_dm_uninit;
@@ -823,6 +836,8 @@ static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 		ib_set_device_ops(ibdev, &vrnic_odp_ops);
 	if (vdev->has_raw)
 		ib_set_device_ops(ibdev, &vrnic_flow_ops);
+	if (vdev->has_rss)
+		ib_set_device_ops(ibdev, &vrnic_rss_ops);
 	if (vdev->dm_size)
 		ib_set_device_ops(ibdev, &vrnic_dm_ops);
 	ibdev->driver_def = vrnic_uapi_defs;

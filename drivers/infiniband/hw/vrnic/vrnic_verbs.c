@@ -33,32 +33,6 @@ static int vrnic_attr_int(u32 val)
 	return min_t(u32, val, INT_MAX);
 }
 
-/*
- * Limits derived from QUERY_DEVICE and the WQE formats. Depths are powers
- * of two (2^log_depth rings), so the largest usable depth is the device's
- * limit rounded down; WQEs are at most 512 bytes (shift 9).
- */
-#define VRNIC_SQ_MIN_SHIFT	6
-#define VRNIC_RQ_MIN_SHIFT	4
-#define VRNIC_WQE_MAX_SHIFT	9
-/* Doorbell indices are 16-bit free-running: at most 2^15 entries a ring. */
-#define VRNIC_MAX_LOG_DEPTH	15
-#define VRNIC_SQ_HDR		sizeof(struct vrnic_send_wqe)
-#define VRNIC_SQ_UD_HDR		(VRNIC_SQ_HDR + VRNIC_UD_SEG_SIZE)
-#define VRNIC_RQ_HDR		sizeof(struct vrnic_recv_wqe)
-#define VRNIC_SGE_SIZE		sizeof(struct vrnic_sge)
-
-static u32 vrnic_pow2_limit(u32 val)
-{
-	return val ? min_t(u32, rounddown_pow_of_two(val),
-			   1U << VRNIC_MAX_LOG_DEPTH) : 0;
-}
-
-static int vrnic_max_qp_wr(const struct vrnic_cmd_dev_attr *da)
-{
-	return vrnic_pow2_limit(da->max_qp_wr);
-}
-
 static int vrnic_max_srq_wr(const struct vrnic_cmd_dev_attr *da)
 {
 	return vrnic_pow2_limit(da->max_srq_wr);
@@ -74,13 +48,6 @@ static int vrnic_max_send_sge(const struct vrnic_cmd_dev_attr *da)
 {
 	return min_t(u32, da->max_sge,
 		     ((1U << VRNIC_WQE_MAX_SHIFT) - VRNIC_SQ_UD_HDR) /
-		     VRNIC_SGE_SIZE);
-}
-
-static int vrnic_max_recv_sge(const struct vrnic_cmd_dev_attr *da)
-{
-	return min_t(u32, da->max_sge,
-		     ((1U << VRNIC_WQE_MAX_SHIFT) - VRNIC_RQ_HDR) /
 		     VRNIC_SGE_SIZE);
 }
 
@@ -159,6 +126,14 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	/* Raw packet QPs take their frames through flow rules. */
 	if (to_vdev(ibdev)->has_raw)
 		attr->device_cap_flags |= IB_DEVICE_MANAGED_FLOW_STEERING;
+	/* Receive WQs are receive-only raw packet QPs, in RSS contexts. */
+	if (to_vdev(ibdev)->has_rss) {
+		attr->max_wq_type_rq = vrnic_attr_int(da->max_qp);
+		attr->rss_caps.supported_qpts = BIT(IB_QPT_RAW_PACKET);
+		attr->rss_caps.max_rwq_indirection_tables = VRNIC_RSS_MAX;
+		attr->rss_caps.max_rwq_indirection_table_size =
+			VRNIC_RSS_TABLE_MAX;
+	}
 	attr->kernel_cap_flags = 0;
 	vrnic_odp_caps(to_vdev(ibdev), attr);
 	/* Timestamp CQs count the device clock: ns of real time, 64 bits. */
@@ -484,9 +459,8 @@ void vrnic_disassociate_ucontext(struct ib_ucontext *ibucontext)
  * Copy a driver command from udata: @min_len bytes are mandatory, bytes past
  * @size must be zero, and the struct is zero-filled first.
  */
-static int vrnic_udata_in(struct ib_device *ibdev, struct ib_udata *udata,
-			  void *cmd, size_t size, size_t min_len,
-			  const char *verb)
+int vrnic_udata_in(struct ib_device *ibdev, struct ib_udata *udata,
+		   void *cmd, size_t size, size_t min_len, const char *verb)
 {
 	memset(cmd, 0, size);
 	if (udata->inlen < min_len) {
@@ -514,7 +488,7 @@ int vrnic_udata_no_in(struct ib_device *ibdev, struct ib_udata *udata,
 	return 0;
 }
 
-static u32 vrnic_uctx(struct ib_udata *udata)
+u32 vrnic_uctx(struct ib_udata *udata)
 {
 	struct vrnic_ucontext *uctx =
 		rdma_udata_to_drv_context(udata, struct vrnic_ucontext,
@@ -524,8 +498,8 @@ static u32 vrnic_uctx(struct ib_udata *udata)
 }
 
 /* Pin a user ring (CQ, QP, SRQ) and describe it: page-aligned, writable. */
-static int vrnic_pin_ring(struct vrnic_dev *vdev, struct vrnic_mem *mem,
-			  u64 addr, u64 len)
+int vrnic_pin_ring(struct vrnic_dev *vdev, struct vrnic_mem *mem, u64 addr,
+		   u64 len)
 {
 	struct ib_umem *umem;
 	int err;
@@ -1691,6 +1665,8 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	struct vrnic_cmd_qp_params p = {};
 	int err;
 
+	if (init_attr->rwq_ind_tbl)
+		return vrnic_create_rss_qp(vdev, qp, init_attr, udata);
 	err = vrnic_qp_type(init_attr->qp_type, &p.type);
 	if (err)
 		return err;
@@ -1874,6 +1850,9 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	err = vrnic_udata_no_in(&vdev->ibdev, udata, "modify_qp");
 	if (err)
 		return err;
+	/* An RSS QP receives from creation on: its WQs have the states. */
+	if (qp->rss)
+		return -EOPNOTSUPP;
 	if (attr_mask & ~VRNIC_QP_ATTR_SUPPORTED)
 		return -EOPNOTSUPP;
 
@@ -1922,6 +1901,8 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	u32 access;
 	int err;
 
+	if (qp->rss)
+		return -EOPNOTSUPP;
 	err = vrnic_cmd_query_qp(&vdev->cmdq, qp->qpn, &hw);
 	if (err)
 		return err;
@@ -1977,6 +1958,16 @@ int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct vrnic_qp *qp = to_vqp(ibqp);
 	int err;
 
+	if (qp->rss) {
+		/* Its flow rules are gone (ib_uverbs destroys them first). */
+		err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_RSS,
+					qp->qpn);
+		if (err)
+			ibdev_warn_ratelimited(&vdev->ibdev,
+					       "DESTROY_RSS %#x failed (%d)\n",
+					       qp->qpn, err);
+		return 0;
+	}
 	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_QP, qp->qpn);
 	if (err)
 		ibdev_warn_ratelimited(&vdev->ibdev,
