@@ -71,6 +71,15 @@ static uint32_t pick_num(FuzzIn *in)
     return (c & 0x80) ? fin_u32(in) : c % 12;
 }
 
+/* What a flow rule names: a QP, an RSS context's number or anything. */
+static uint32_t pick_flow_dest(FuzzIn *in)
+{
+    uint8_t c = fin_u8(in);
+
+    return (c & 0x40) ? VRNIC_RSS_NUM_BASE + c % (VRNIC_RSS_MAX + 2) :
+                        pick_num(in);
+}
+
 static uint32_t pick_key(FuzzIn *in)
 {
     uint8_t c = fin_u8(in);
@@ -220,7 +229,8 @@ static const uint16_t opcodes[] = {
     VRNIC_AQ_OP_CREATE_SRQ, VRNIC_AQ_OP_MODIFY_SRQ, VRNIC_AQ_OP_QUERY_SRQ,
     VRNIC_AQ_OP_DESTROY_SRQ, VRNIC_AQ_OP_ATTACH_MCAST,
     VRNIC_AQ_OP_DETACH_MCAST, VRNIC_AQ_OP_ALLOC_MW, VRNIC_AQ_OP_DEALLOC_MW,
-    VRNIC_AQ_OP_ALLOC_MR,
+    VRNIC_AQ_OP_ALLOC_MR, VRNIC_AQ_OP_CREATE_FLOW, VRNIC_AQ_OP_DESTROY_FLOW,
+    VRNIC_AQ_OP_CREATE_RSS, VRNIC_AQ_OP_DESTROY_RSS,
 };
 static_assert(sizeof(opcodes) / sizeof(opcodes[0]) == SEED_ADMIN_OPCODES,
               "the seeds build each opcode by its index");
@@ -363,17 +373,22 @@ static void build_cmd(FuzzIn *in, FuzzCmd *c)
         c->qp.type = 1 + g % 5;
         c->qp.sq_log_depth = fin_u8(in) % 8;
         c->qp.sq_wqe_shift = 6 + fin_u8(in) % 4;
+        if (c->qp.type == VRNIC_QP_TYPE_RAW_PACKET && !c->qp.sq_log_depth &&
+            (g & 0x10)) {
+            c->qp.sq_wqe_shift = 0;         /* receive-only: no SQ fields */
+        }
         c->qp.rq_log_depth = (g & 0x20) ? 0 : fin_u8(in) % 8;
         c->qp.rq_wqe_shift = 4 + fin_u8(in) % 6;
-        c->qp.max_send_sge = fin_u8(in) % 6;
+        c->qp.max_send_sge = c->qp.sq_wqe_shift ? fin_u8(in) % 6 : 0;
         c->qp.max_recv_sge = fin_u8(in) % 6;
-        c->qp.max_inline = htole32(fin_u8(in));
+        c->qp.max_inline = htole32(c->qp.sq_wqe_shift ? fin_u8(in) : 0);
         c->qp.pdn = htole32(pick_num(in));
         c->qp.send_cqn = htole32(pick_num(in));
         c->qp.recv_cqn = htole32(pick_num(in));
         c->qp.srqn = htole32((g & 0x20) ? pick_num(in) : 0);
         c->qp.uctx = htole32((g & 0x40) ? fin_u8(in) % 5 : 0);
-        sq = 1u << (c->qp.sq_log_depth + c->qp.sq_wqe_shift);
+        sq = c->qp.sq_wqe_shift ?
+             1u << (c->qp.sq_log_depth + c->qp.sq_wqe_shift) : 0;
         rq = c->qp.rq_log_depth ?
              1u << (c->qp.rq_log_depth + c->qp.rq_wqe_shift) : 0;
         c->qp.rq_offset = htole32((g & 0x80) ? fin_u32(in) : rq ? sq : 0);
@@ -439,6 +454,54 @@ static void build_cmd(FuzzIn *in, FuzzCmd *c)
         }
         break;
     }
+    case VRNIC_AQ_OP_CREATE_FLOW: {
+        uint8_t f = fin_u8(in);
+        uint8_t *v = (uint8_t *)&c->flow.value;
+        const uint8_t *m = (const uint8_t *)&c->flow.mask;
+
+        c->flow.qpn = htole32(pick_flow_dest(in));
+        c->flow.priority = htole16(fin_u8(in) % 4);
+        c->flow.flags = (f & 0x80) ? fin_u8(in) : f & VRNIC_FLOW_F_DROP;
+        /* A few key bytes under a mask; mostly a valid rule. */
+        for (unsigned i = 0; i < (f >> 1) % 8; i++) {
+            uint8_t at = fin_u8(in) % sizeof(c->flow.mask);
+
+            ((uint8_t *)&c->flow.mask)[at] = fin_u8(in);
+            v[at] = fin_u8(in);
+        }
+        if (!(f & 0x40)) {
+            for (size_t i = 0; i < sizeof(c->flow.value); i++) {
+                v[i] &= m[i];
+            }
+        }
+        break;
+    }
+    case VRNIC_AQ_OP_DESTROY_FLOW:
+        c->destroy.handle = htole32(fin_u8(in) % (VRNIC_FLOW_MAX + 2));
+        break;
+    case VRNIC_AQ_OP_CREATE_RSS: {
+        uint8_t f = fin_u8(in);
+        uint32_t n;
+
+        c->rss.uctx = htole32((f & 0x40) ? fin_u8(in) % 5 : 0);
+        c->rss.fields = htole16((f & 0x80) ? fin_u16(in) :
+                                1 + fin_u8(in) % VRNIC_RSS_F_ALL);
+        c->rss.log_size = fin_u8(in) % (VRNIC_RSS_LOG_TABLE_MAX + 2);
+        fin_bytes(in, c->rss.key, sizeof(c->rss.key));
+        n = 1u << MIN(c->rss.log_size, VRNIC_RSS_LOG_TABLE_MAX);
+        for (uint32_t i = 0; i < n; i++) {
+            c->rss.qpn[i] = htole32(pick_num(in));
+        }
+        if (f & 0x20) {
+            uint8_t at = fin_u8(in);
+
+            c->rss.qpn[at % VRNIC_RSS_TABLE_MAX] = htole32(at);
+        }
+        break;
+    }
+    case VRNIC_AQ_OP_DESTROY_RSS:
+        c->destroy.handle = htole32(pick_flow_dest(in));
+        break;
     default:
         fin_bytes(in, c->raw + 8, 32);
         break;

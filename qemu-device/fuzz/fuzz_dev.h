@@ -34,6 +34,8 @@ typedef union FuzzCmd {
     struct vrnic_aq_set_mac mac;
     struct vrnic_aq_set_mtu mtu;
     struct vrnic_aq_mcast mcast;
+    struct vrnic_aq_create_flow flow;
+    struct vrnic_aq_create_rss rss;
 } FuzzCmd;
 
 static inline void fuzz_cmd_init(FuzzCmd *c, uint16_t op)
