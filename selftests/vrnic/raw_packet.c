@@ -23,7 +23,8 @@
  *    a raw packet QP hashing over it (RX_HASH, IND_TABLE) take the frames
  *    a rule on that QP steers, each on the WQ the Toeplitz hash of its
  *    selected fields picks (computed here from the definition); WQ states
- *    RESET / RDY / ERR (flushing) work, an RSS QP takes no WRs and no
+ *    RESET / RDY / ERR (flushing) work, a receive error moves a WQ to ERR,
+ *    an RSS QP takes no WRs and no
  *    modify, a WQ in a table is not destroyed, and a table or hash the
  *    device cannot do is refused.
  * Frames go to a multicast MAC 01:50:56:xx:xx:xx (random per case) that
@@ -1710,6 +1711,59 @@ TEST_F_TIMEOUT(raw, rss_objects_follow_the_rules, CASE_TIMEOUT)
 	EXPECT_EQ(NULL, qp) TH_LOG("an RSS QP without a hash function");
 	if (qp)
 		ibv_destroy_qp(qp);
+}
+
+/*
+ * A receive WQE whose key does not allow the write, on the WQ the hash
+ * picks: the frame completes it IBV_WC_LOC_PROT_ERR and the WQ is in ERR,
+ * where what is posted next is flushed; RESET -> RDY and it receives the
+ * same frame again.
+ */
+TEST_F_TIMEOUT(raw, wq_receive_error_puts_it_in_err, CASE_TIMEOUT)
+{
+	struct rss *r = &self->rss;
+	struct frame f = self->base;
+	uint8_t want[SLOT_LEN];
+	struct ibv_recv_wr wr, *bad;
+	struct ibv_wc wc;
+	struct ibv_mr *ro;
+	struct ibv_sge sge;
+	int w;
+
+	rss_open(_metadata, self);
+	rss_flow(_metadata, self, &self->base);
+	w = rss_pick(r, &f);
+	/* Drop the WQ's good WQEs, then give it one it may not write. */
+	ASSERT_EQ(0, wq_to(r->wq[w], IBV_WQS_RESET));
+	ASSERT_EQ(0, wq_to(r->wq[w], IBV_WQS_RDY));
+	ro = ibv_reg_mr(self->pd, rss_slot(r, w, 0), SLOT_LEN, 0);
+	ASSERT_NE(NULL, ro);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)rss_slot(r, w, 0),
+				.length = SLOT_LEN, .lkey = ro->lkey };
+	wr = (struct ibv_recv_wr){ .wr_id = 77, .sg_list = &sge, .num_sge = 1 };
+	ASSERT_EQ(0, ibv_post_wq_recv(r->wq[w], &wr, &bad));
+
+	send_frame(_metadata, &self->q[A], &f);
+	ASSERT_EQ(1, wait_wc(r->cq, &wc, 1, WAIT_MS));
+	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status)
+		TH_LOG("completed %s", ibv_wc_status_str(wc.status));
+	EXPECT_EQ(77, wc.wr_id);
+	EXPECT_EQ(r->wq[w]->wq_num, wc.qp_num);
+
+	ASSERT_EQ(0, rss_post_recv(r, w, 78));
+	ASSERT_EQ(1, wait_wc(r->cq, &wc, 1, WAIT_MS)) TH_LOG("no flush");
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+	EXPECT_EQ(78, wc.wr_id);
+
+	ASSERT_EQ(0, wq_to(r->wq[w], IBV_WQS_RESET));
+	ASSERT_EQ(0, wq_to(r->wq[w], IBV_WQS_RDY));
+	ASSERT_EQ(0, rss_post_recv(r, w, 0));
+	send_frame(_metadata, &self->q[A], &f);
+	ASSERT_EQ(1, wait_wc(r->cq, &wc, 1, WAIT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(r->wq[w]->wq_num, wc.qp_num);
+	EXPECT_EQ(build_frame(&f, want), wc.byte_len);
+	ibv_dereg_mr(ro);
 }
 
 TEST_HARNESS_MAIN

@@ -154,6 +154,7 @@ struct vrnic_dev {
 	struct xarray cq_xa;
 	struct xarray qp_xa;
 	struct xarray srq_xa;
+	struct xarray wq_xa;	/* receive WQs by QPN, for their events */
 
 	/* ---- device memory, BAR5 (interface 1.3; dm_size 0: none) ---- */
 	u64 dm_size;

@@ -184,13 +184,33 @@ static void vrnic_aeq_cq_event(struct vrnic_dev *vdev, u32 cqn)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
+/* A receive WQ is a receive-only QP of the device: its QP_FATAL. */
+static void vrnic_aeq_wq_fatal(struct vrnic_dev *vdev, struct vrnic_rwq *wq)
+{
+	struct ib_event ev = {
+		.event = IB_EVENT_WQ_FATAL,
+		.device = &vdev->ibdev,
+		.element.wq = &wq->ibwq,
+	};
+
+	WRITE_ONCE(wq->ibwq.state, IB_WQS_ERR);
+	if (wq->ibwq.event_handler)
+		wq->ibwq.event_handler(&ev, wq->ibwq.wq_context);
+}
+
 static void vrnic_aeq_qp_event(struct vrnic_dev *vdev, u32 qpn,
 			       enum ib_event_type type)
 {
 	struct vrnic_qp *qp = xa_load(&vdev->qp_xa, qpn);
 	struct ib_event ev = { .event = type };
+	struct vrnic_rwq *wq;
 
 	if (!qp) {
+		wq = xa_load(&vdev->wq_xa, qpn);
+		if (wq && type == IB_EVENT_QP_FATAL) {
+			vrnic_aeq_wq_fatal(vdev, wq);
+			return;
+		}
 		dev_warn_ratelimited(&vdev->pdev->dev,
 				     "QP event %d for unknown qpn %u\n", type,
 				     qpn);

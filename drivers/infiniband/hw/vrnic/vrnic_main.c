@@ -645,6 +645,7 @@ static int vrnic_probe_dev(struct pci_dev *pdev)
 	xa_init(&vdev->cq_xa);
 	xa_init(&vdev->qp_xa);
 	xa_init(&vdev->srq_xa);
+	xa_init(&vdev->wq_xa);
 	pci_set_drvdata(pdev, vdev);
 
 	err = pci_enable_device_mem(pdev);
@@ -786,7 +787,7 @@ static void vrnic_remove_dev(struct pci_dev *pdev)
 	pci_release_regions(pdev);
 	pci_disable_device(pdev);
 	WARN_ON(!xa_empty(&vdev->cq_xa) || !xa_empty(&vdev->qp_xa) ||
-		!xa_empty(&vdev->srq_xa));
+		!xa_empty(&vdev->srq_xa) || !xa_empty(&vdev->wq_xa));
 	ida_destroy(&vdev->db_ida);
 	ib_dealloc_device(&vdev->ibdev);
 }

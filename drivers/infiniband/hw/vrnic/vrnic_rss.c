@@ -110,6 +110,9 @@ struct ib_wq *vrnic_create_wq(struct ib_pd *ibpd,
 	err = vrnic_cmd_create_qp(&vdev->cmdq, &p, &wq->qpn);
 	if (err)
 		goto err_unpin;
+	err = xa_err(xa_store(&vdev->wq_xa, wq->qpn, wq, GFP_KERNEL));
+	if (err)
+		goto err_destroy;
 
 	wq->ibwq.wq_num = wq->qpn;
 	wq->ibwq.state = IB_WQS_RESET;
@@ -118,6 +121,8 @@ struct ib_wq *vrnic_create_wq(struct ib_pd *ibpd,
 	init_attr->max_sge = p.max_recv_sge;
 	return &wq->ibwq;
 
+err_destroy:
+	vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_QP, wq->qpn);
 err_unpin:
 	vrnic_mem_uninit(vdev, &wq->mem);
 err_free:
@@ -166,6 +171,9 @@ int vrnic_destroy_wq(struct ib_wq *ibwq, struct ib_udata *udata)
 		ibdev_warn_ratelimited(&vdev->ibdev,
 				       "DESTROY_QP %u (WQ) failed (%d)\n",
 				       wq->qpn, err);
+	xa_erase(&vdev->wq_xa, wq->qpn);
+	/* The AEQ handler may have looked it up. */
+	vrnic_sync_admin_irq(vdev);
 	vrnic_mem_uninit(vdev, &wq->mem);
 	kfree(wq);
 	return 0;
