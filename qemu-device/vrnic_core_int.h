@@ -326,6 +326,7 @@ typedef struct VrnicFrameKey {
     struct vrnic_flow_key key;
     uint8_t l3;         /* 4 or 6: an IPv4 / IPv6 header is there; else 0 */
     bool ports;         /* TCP or UDP ports are there */
+    bool frag;          /* an IPv4 fragment, the first one included */
 } VrnicFrameKey;
 
 /* vrnic_flow.c: flow steering (uapi "Flow steering"). */

@@ -159,6 +159,7 @@ static void vrnic_flow_key_of(const uint8_t *f, size_t len, VrnicFrameKey *fk)
         memcpy(k->dst_ip + 12, f + l3 + 16, 4);
         k->ip_proto = f[l3 + 9];
         fk->l3 = 4;
+        fk->frag = lduw_be_p(f + l3 + 6) & (IP_MF | IP_OFFMASK);
         if (lduw_be_p(f + l3 + 6) & IP_OFFMASK) {
             return;     /* a later fragment: no L4 header */
         }

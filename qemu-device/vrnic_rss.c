@@ -178,7 +178,8 @@ static size_t vrnic_rss_input(uint16_t fields, const VrnicFrameKey *f,
             n += 16;
         }
     }
-    if (!f->ports) {
+    /* All fragments of a datagram hash alike: on the addresses only. */
+    if (!f->ports || f->frag) {
         return n;
     }
     if (fields & (tcp ? VRNIC_RSS_F_SRC_PORT_TCP : VRNIC_RSS_F_SRC_PORT_UDP)) {

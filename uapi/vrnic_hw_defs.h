@@ -1392,7 +1392,8 @@ static_assert(sizeof(struct vrnic_aq_create_flow) == VRNIC_AQ_CMD_SIZE, "create_
  * bytes) over the selected fields the frame has, in this order: source
  * then destination IPv4 address (IPv4 frames), or IPv6 address (IPv6
  * frames), then source and destination port (TCP or UDP segments, as
- * selected per protocol; not in IPv4 fragments past the first). The
+ * selected per protocol; not in any IPv4 fragment, the first one
+ * included, so that all fragments of a datagram hash alike). The
  * frame goes to qpn[hash & (2^log_size - 1)], which receives it as its
  * own rules' frames ("Raw packet QPs"); a frame with none of the selected
  * fields hashes to 0. The fields and the offsets of "Flow steering" apply

@@ -699,6 +699,10 @@ TEST(rss_hash_matches_the_specification)
         EXPECT_EQ(v[i].ip, vrnic_rss_hash(ms_key, ip | (tcp << 2), &f));
         /* Nor do IPv6 bits in an IPv4 packet, nor ports it lacks. */
         EXPECT_EQ(0, vrnic_rss_hash(ms_key, VRNIC_RSS_F_SRC_IPV6, &f));
+        /* A fragment, even with its ports, hashes on the addresses. */
+        f.frag = true;
+        EXPECT_EQ(v[i].ip, vrnic_rss_hash(ms_key, ip | tcp, &f));
+        f.frag = false;
         f.ports = false;
         EXPECT_EQ(v[i].ip, vrnic_rss_hash(ms_key, ip | tcp, &f));
     }
@@ -749,6 +753,25 @@ TEST_F(raw, rss_spreads_frames_by_hash)
     EXPECT_TRUE((got[0] != 0) + (got[1] != 0) + (got[2] != 0) +
                 (got[3] != 0) > 1);
     EXPECT_EQ(16, stat(n, VRNIC_PORT_STAT_FLOW_RX));
+
+    /*
+     * The two fragments of one datagram (the first with its UDP ports)
+     * reach one queue: the one of the addresses alone.
+     */
+    for (unsigned i = 0; i < 2; i++) {
+        VrnicFrameKey f = { .l3 = 4 };
+
+        frame_ip(&other, false, IP_PROTO_UDP, 4242, 5678, 99, 0);
+        stw_be_p(other.b + 14 + 6, i ? 185 : IP_MF);
+        memcpy(f.key.src_ip + 12, other.b + 14 + 12, 4);
+        memcpy(f.key.dst_ip + 12, other.b + 14 + 16, 4);
+        from_wire(n, &other);
+        ASSERT_TRUE(poll(n, false, &e));
+        EXPECT_EQ(qpns[vrnic_rss_hash(ms_key, fields, &f) & 3],
+                  le32toh(e.qpn)) {
+            TH_LOG("fragment %u went to qpn %u", i, le32toh(e.qpn));
+        }
+    }
 
     /* A non-IP frame has none of the fields: hash 0, the first queue. */
     memset(&other, 0, sizeof(other));

@@ -24,7 +24,8 @@
  *    a rule on that QP steers, each on the WQ the Toeplitz hash of its
  *    selected fields picks (computed here from the definition); WQ states
  *    RESET / RDY / ERR (flushing) work, a receive error moves a WQ to ERR,
- *    an RSS QP takes no WRs and no
+ *    a WQ receives into on-demand memory (the kernel answers its page
+ *    fault), an RSS QP takes no WRs and no
  *    modify, a WQ in a table is not destroyed, and a table or hash the
  *    device cannot do is refused.
  * Frames go to a multicast MAC 01:50:56:xx:xx:xx (random per case) that
@@ -1764,6 +1765,55 @@ TEST_F_TIMEOUT(raw, wq_receive_error_puts_it_in_err, CASE_TIMEOUT)
 	EXPECT_EQ(r->wq[w]->wq_num, wc.qp_num);
 	EXPECT_EQ(build_frame(&f, want), wc.byte_len);
 	ibv_dereg_mr(ro);
+}
+
+/*
+ * A WQ's receive buffers in an on-demand MR: the first frame finds them
+ * unmapped and is dropped while the kernel answers the device's page
+ * fault (a raw frame is not sent again); a later one lands whole.
+ */
+TEST_F_TIMEOUT(raw, wq_receives_into_on_demand_memory, CASE_TIMEOUT)
+{
+	struct rss *r = &self->rss;
+	struct frame f = self->base;
+	uint8_t want[SLOT_LEN], *buf;
+	struct ibv_recv_wr wr, *bad;
+	struct ibv_wc wc = { 0 };
+	struct ibv_mr *odp;
+	struct ibv_sge sge;
+	int w, tries, got = 0;
+
+	rss_open(_metadata, self);
+	rss_flow(_metadata, self, &self->base);
+	w = rss_pick(r, &f);
+	ASSERT_EQ(0, wq_to(r->wq[w], IBV_WQS_RESET));
+	ASSERT_EQ(0, wq_to(r->wq[w], IBV_WQS_RDY));
+	buf = aligned_alloc(4096, SLOT_LEN);
+	ASSERT_NE(NULL, buf);
+	odp = ibv_reg_mr(self->pd, buf, SLOT_LEN,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
+	ASSERT_NE(NULL, odp) TH_LOG("ODP MR: %s", strerror(errno));
+	sge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = SLOT_LEN,
+				.lkey = odp->lkey };
+	wr = (struct ibv_recv_wr){ .wr_id = 5, .sg_list = &sge, .num_sge = 1 };
+	ASSERT_EQ(0, ibv_post_wq_recv(r->wq[w], &wr, &bad));
+
+	for (tries = 0; tries < 20 && !got; tries++) {
+		f.seed = self->base.seed + tries;
+		send_frame(_metadata, &self->q[A], &f);
+		got = wait_wc(r->cq, &wc, 1, 2000);
+	}
+	ASSERT_EQ(1, got) TH_LOG("no frame landed in %d tries", tries);
+	TH_LOG("landed on try %d", tries);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status)
+		TH_LOG("completed %s", ibv_wc_status_str(wc.status));
+	EXPECT_EQ(5, wc.wr_id);
+	EXPECT_EQ(r->wq[w]->wq_num, wc.qp_num);
+	ASSERT_EQ(build_frame(&f, want), wc.byte_len);
+	EXPECT_EQ(-1, first_diff(buf, want, wc.byte_len));
+	ASSERT_EQ(0, wq_to(r->wq[w], IBV_WQS_RESET));
+	ibv_dereg_mr(odp);
+	free(buf);
 }
 
 TEST_HARNESS_MAIN

@@ -253,7 +253,7 @@ static int vrnic_check_rss_attr(const struct ibv_qp_init_attr_ex *attr)
 	    (h->rx_hash_fields_mask & ~(uint64_t)VRNIC_RSS_F_ALL))
 		return EOPNOTSUPP;
 	/* Receive only, through the table's WQs. */
-	if (attr->srq || attr->cap.max_send_wr || attr->cap.max_recv_wr ||
+	if (!attr->rwq_ind_tbl || attr->srq || attr->cap.max_send_wr || attr->cap.max_recv_wr ||
 	    attr->cap.max_send_sge || attr->cap.max_recv_sge ||
 	    attr->cap.max_inline_data)
 		return EINVAL;

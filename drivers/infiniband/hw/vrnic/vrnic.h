@@ -240,16 +240,6 @@ struct vrnic_dm {
 	struct rdma_user_mmap_entry *entry;
 };
 
-/*
- * A receive work queue (vrnic_rss.c): a receive-only raw packet QP of the
- * device, whose ring the process owns (libvrnic posts to it directly).
- */
-struct vrnic_rwq {
-	struct ib_wq ibwq;
-	u32 qpn;
-	struct vrnic_mem mem;	/* the pinned RQ ring */
-};
-
 /* A flow steering rule (vrnic_flow.c); the device keeps the rule itself. */
 struct vrnic_flow {
 	struct ib_flow ibflow;
@@ -322,10 +312,14 @@ struct vrnic_srq {
 	unsigned long *done;	/* completed slots not yet passed by ci */
 };
 
-/* The page fault of one side of a QP, as the device posted it. */
+/*
+ * The page fault of one side of a QP (or of a receive WQ: a receive-only
+ * QP of the device), as the device posted it.
+ */
 struct vrnic_odp_fault {
 	struct work_struct work;
-	struct vrnic_qp *qp;
+	struct vrnic_dev *vdev;
+	const u32 *qpn;		/* the owner's, set once it is created */
 	bool responder;
 	bool write;
 	u32 key;
@@ -354,6 +348,18 @@ struct vrnic_qp {
 	u32 max_inline;
 	u32 sq_hdr;		/* bytes before the SGEs: header (+ UD segment) */
 
+	struct vrnic_odp_fault odp_fault[2];	/* [responder] */
+};
+
+/*
+ * A receive work queue (vrnic_rss.c): a receive-only raw packet QP of the
+ * device, whose ring the process owns (libvrnic posts to it directly).
+ */
+struct vrnic_rwq {
+	struct ib_wq ibwq;
+	u32 qpn;
+	struct vrnic_mem mem;	/* the pinned RQ ring */
+	struct mutex state_lock;	/* serialises modify_wq */
 	struct vrnic_odp_fault odp_fault[2];	/* [responder] */
 };
 
@@ -532,8 +538,9 @@ void vrnic_odp_implicit_quiesce(struct vrnic_mr *mr);
 void vrnic_odp_implicit_set(struct vrnic_mr *mr, u64 page, u64 entry);
 int vrnic_odp_implicit_map(struct vrnic_dev *vdev, struct vrnic_mr *mr,
 			   u64 page, u64 npages, bool fault, bool write);
-void vrnic_odp_qp_init(struct vrnic_qp *qp);
-void vrnic_odp_qp_destroyed(struct vrnic_qp *qp);
+void vrnic_odp_faults_init(struct vrnic_odp_fault f[2], struct vrnic_dev *vdev,
+			   const u32 *qpn);
+void vrnic_odp_faults_cancel(struct vrnic_odp_fault f[2]);
 void vrnic_odp_fault_event(struct vrnic_dev *vdev,
 			   const struct vrnic_aeqe_page_fault *e);
 int vrnic_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,

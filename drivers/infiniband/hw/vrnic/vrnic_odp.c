@@ -119,8 +119,8 @@ static void vrnic_odp_fault_work(struct work_struct *work)
 {
 	struct vrnic_odp_fault *f = container_of(work, struct vrnic_odp_fault,
 						 work);
-	struct vrnic_dev *vdev = to_vdev(f->qp->ibqp.device);
-	u32 status = VRNIC_PF_DONE_MAPPED;
+	struct vrnic_dev *vdev = f->vdev;
+	u32 qpn = *f->qpn, status = VRNIC_PF_DONE_MAPPED;
 	struct vrnic_mr *mr;
 	int idx, err, tries;
 
@@ -142,39 +142,41 @@ static void vrnic_odp_fault_work(struct work_struct *work)
 	if (err) {
 		ibdev_dbg(&vdev->ibdev,
 			  "qpn %u: page fault on key %#x page %llu (%u pages) not mapped: %d\n",
-			  f->qp->qpn, f->key, f->page, f->npages, err);
+			  qpn, f->key, f->page, f->npages, err);
 		status = VRNIC_PF_DONE_FAILED;
 	}
 	/*
 	 * BAD_STATE: the QP was reset meanwhile and forgot the fault; the
 	 * next access faults again if it has to.
 	 */
-	err = vrnic_cmd_page_fault_done(&vdev->cmdq, f->qp->qpn, f->responder,
-					status);
+	err = vrnic_cmd_page_fault_done(&vdev->cmdq, qpn, f->responder, status);
 	if (err && err != -EBUSY)
 		ibdev_warn_ratelimited(&vdev->ibdev,
 				       "PAGE_FAULT_DONE for qpn %u failed (%d)\n",
-				       f->qp->qpn, err);
+				       qpn, err);
 }
 
-void vrnic_odp_qp_init(struct vrnic_qp *qp)
+/* The requester [0] and responder [1] faults of the QP numbered *qpn. */
+void vrnic_odp_faults_init(struct vrnic_odp_fault f[2], struct vrnic_dev *vdev,
+			   const u32 *qpn)
 {
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(qp->odp_fault); i++) {
-		qp->odp_fault[i].qp = qp;
-		qp->odp_fault[i].responder = i;
-		INIT_WORK(&qp->odp_fault[i].work, vrnic_odp_fault_work);
+	for (i = 0; i < 2; i++) {
+		f[i].vdev = vdev;
+		f[i].qpn = qpn;
+		f[i].responder = i;
+		INIT_WORK(&f[i].work, vrnic_odp_fault_work);
 	}
 }
 
 /* After DESTROY_QP and the admin IRQ synchronised: nothing queues them. */
-void vrnic_odp_qp_destroyed(struct vrnic_qp *qp)
+void vrnic_odp_faults_cancel(struct vrnic_odp_fault f[2])
 {
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(qp->odp_fault); i++)
-		cancel_work_sync(&qp->odp_fault[i].work);
+	for (i = 0; i < 2; i++)
+		cancel_work_sync(&f[i].work);
 }
 
 /* A VRNIC_AEQ_EV_PAGE_FAULT entry, in the admin IRQ handler. */
@@ -185,15 +187,17 @@ void vrnic_odp_fault_event(struct vrnic_dev *vdev,
 	u32 qpn = FIELD_GET(VRNIC_PF_QPN_MASK, event);
 	bool responder = event & VRNIC_PF_RESPONDER;
 	struct vrnic_odp_fault *f;
+	struct vrnic_rwq *wq;
 	struct vrnic_qp *qp;
 
 	qp = xa_load(&vdev->qp_xa, qpn);
-	if (!qp) {
+	wq = qp ? NULL : xa_load(&vdev->wq_xa, qpn);
+	if (!qp && !wq) {
 		dev_warn_ratelimited(&vdev->pdev->dev,
 				     "page fault for unknown qpn %u\n", qpn);
 		return;
 	}
-	f = &qp->odp_fault[responder];
+	f = qp ? &qp->odp_fault[responder] : &wq->odp_fault[responder];
 	f->key = le32_to_cpu(e->key);
 	f->page = le32_to_cpu(e->page_lo) |
 		  (u64)FIELD_GET(VRNIC_PF_PAGE_HI_MASK, owner) << 32;

@@ -93,6 +93,8 @@ struct ib_wq *vrnic_create_wq(struct ib_pd *ibpd,
 	wq = kzalloc(sizeof(*wq), GFP_KERNEL);
 	if (!wq)
 		return ERR_PTR(-ENOMEM);
+	mutex_init(&wq->state_lock);
+	vrnic_odp_faults_init(wq->odp_fault, vdev, &wq->qpn);
 	err = vrnic_pin_ring(vdev, &wq->mem, cmd.buf_addr, cmd.buf_len);
 	if (err)
 		goto err_free;
@@ -116,6 +118,9 @@ struct ib_wq *vrnic_create_wq(struct ib_pd *ibpd,
 
 	wq->ibwq.wq_num = wq->qpn;
 	wq->ibwq.state = IB_WQS_RESET;
+	/* ib_uverbs leaves these to the driver (its own handler is here). */
+	wq->ibwq.event_handler = init_attr->event_handler;
+	wq->ibwq.wq_context = init_attr->wq_context;
 	/* ib_uverbs reports these back: what the ring holds. */
 	init_attr->max_wr = 1U << cmd.log_depth;
 	init_attr->max_sge = p.max_recv_sge;
@@ -145,18 +150,22 @@ int vrnic_modify_wq(struct ib_wq *ibwq, struct ib_wq_attr *attr,
 		return -EOPNOTSUPP;
 	if (!(attr_mask & IB_WQ_STATE))
 		return 0;
-	cur = (attr_mask & IB_WQ_CUR_STATE) ? attr->curr_wq_state :
-					      ibwq->state;
-	if (cur != ibwq->state)
-		return -EINVAL;
+	mutex_lock(&wq->state_lock);
+	cur = READ_ONCE(ibwq->state);	/* the AEQ handler may set ERR */
+	if ((attr_mask & IB_WQ_CUR_STATE) && attr->curr_wq_state != cur) {
+		err = -EINVAL;
+		goto out;
+	}
 	err = vrnic_wq_to_qp_states(vdev, wq, cur, attr->wq_state);
 	if (err) {
 		ibdev_dbg(&vdev->ibdev, "modify_wq %u: %d -> %d refused (%d)\n",
 			  wq->qpn, cur, attr->wq_state, err);
-		return err;
+		goto out;
 	}
-	ibwq->state = attr->wq_state;
-	return 0;
+	WRITE_ONCE(ibwq->state, attr->wq_state);
+out:
+	mutex_unlock(&wq->state_lock);
+	return err;
 }
 
 int vrnic_destroy_wq(struct ib_wq *ibwq, struct ib_udata *udata)
@@ -172,8 +181,9 @@ int vrnic_destroy_wq(struct ib_wq *ibwq, struct ib_udata *udata)
 				       "DESTROY_QP %u (WQ) failed (%d)\n",
 				       wq->qpn, err);
 	xa_erase(&vdev->wq_xa, wq->qpn);
-	/* The AEQ handler may have looked it up. */
+	/* The AEQ handler may have looked it up, and queued a page fault. */
 	vrnic_sync_admin_irq(vdev);
+	vrnic_odp_faults_cancel(wq->odp_fault);
 	vrnic_mem_uninit(vdev, &wq->mem);
 	kfree(wq);
 	return 0;

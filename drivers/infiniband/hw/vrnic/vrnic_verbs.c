@@ -1691,7 +1691,7 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	qp->state = IB_QPS_RESET;
-	vrnic_odp_qp_init(qp);
+	vrnic_odp_faults_init(qp->odp_fault, vdev, &qp->qpn);
 
 	if (udata)
 		err = vrnic_create_user_qp(vdev, qp, init_attr, &p, udata);
@@ -1901,8 +1901,20 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	u32 access;
 	int err;
 
-	if (qp->rss)
-		return -EOPNOTSUPP;
+	/*
+	 * An RSS QP has no state of its own; it receives from creation on
+	 * and never sends: RTR says that (rdma res show queries every QP).
+	 */
+	if (qp->rss) {
+		memset(attr, 0, sizeof(*attr));
+		memset(init_attr, 0, sizeof(*init_attr));
+		attr->qp_state = IB_QPS_RTR;
+		attr->cur_qp_state = IB_QPS_RTR;
+		attr->port_num = VRNIC_PORT;
+		init_attr->qp_type = ibqp->qp_type;
+		init_attr->rwq_ind_tbl = ibqp->rwq_ind_tbl;
+		return 0;
+	}
 	err = vrnic_cmd_query_qp(&vdev->cmdq, qp->qpn, &hw);
 	if (err)
 		return err;
@@ -1976,7 +1988,7 @@ int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	vrnic_qp_forget(vdev, qp, true);
 	/* The AEQ handler may have looked it up (rule (b)). */
 	vrnic_sync_admin_irq(vdev);
-	vrnic_odp_qp_destroyed(qp);
+	vrnic_odp_faults_cancel(qp->odp_fault);
 	vrnic_qp_free_rings(vdev, qp);
 	atomic_dec(&vdev->res_count[VRNIC_RES_QP]);
 	return 0;
