@@ -35,6 +35,8 @@ static_assert(IBV_RX_HASH_DST_PORT_UDP == VRNIC_RSS_F_DST_PORT_UDP,
 	      "rx hash bits");
 static_assert(IBV_RX_HASH_FUNC_TOEPLITZ == VRNIC_RX_HASH_FUNC_TOEPLITZ,
 	      "rx hash function");
+static_assert(sizeof(((struct vrnic_create_rss_qp_cmd *)0)->rx_hash_key) ==
+	      VRNIC_RSS_KEY_LEN, "the ABI's key is the device's");
 
 static int vrnic_post_wq_recv(struct ibv_wq *ibvwq, struct ibv_recv_wr *wr,
 			      struct ibv_recv_wr **bad_wr)

@@ -396,6 +396,30 @@ static inline int vrnic_max_recv_sge(const struct vrnic_cmd_dev_attr *da)
 		     VRNIC_SGE_SIZE);
 }
 
+/*
+ * A user's RQ ring (a QP's or a receive WQ's) of 2^log_depth WQEs of
+ * 2^wqe_shift bytes: within the device's limits, and holding max_wr WRs
+ * of max_sge SGEs each.
+ */
+static inline bool vrnic_user_rq_ok(const struct vrnic_cmd_dev_attr *da,
+				    u32 log_depth, u32 wqe_shift, u32 max_wr,
+				    u32 max_sge)
+{
+	return log_depth >= 1 && log_depth <= ilog2(vrnic_max_qp_wr(da)) &&
+	       (1U << log_depth) >= max_wr &&
+	       wqe_shift >= VRNIC_RQ_MIN_SHIFT &&
+	       wqe_shift <= VRNIC_WQE_MAX_SHIFT &&
+	       (1U << wqe_shift) >= VRNIC_RQ_HDR + max_sge * VRNIC_SGE_SIZE;
+}
+
+/* The SGEs a receive WQE of 2^wqe_shift bytes holds, as granted. */
+static inline u32 vrnic_rq_wqe_sges(const struct vrnic_cmd_dev_attr *da,
+				    u32 wqe_shift)
+{
+	return min_t(u32, ((1U << wqe_shift) - VRNIC_RQ_HDR) / VRNIC_SGE_SIZE,
+		     vrnic_max_recv_sge(da));
+}
+
 static inline struct vrnic_dev *to_vdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct vrnic_dev, ibdev);

@@ -14,6 +14,10 @@
 
 #include "vrnic.h"
 
+/* The ABI's key is the device's (vrnic-abi.h cannot include the latter). */
+static_assert(sizeof_field(struct vrnic_create_rss_qp_cmd, rx_hash_key) ==
+	      VRNIC_RSS_KEY_LEN);
+
 /* The WQ state machine of ib_verbs (ib_wq_state) on the device's QP states. */
 static int vrnic_wq_to_qp_states(struct vrnic_dev *vdev, struct vrnic_rwq *wq,
 				 enum ib_wq_state cur, enum ib_wq_state next)
@@ -76,13 +80,9 @@ struct ib_wq *vrnic_create_wq(struct ib_pd *ibpd,
 		return ERR_PTR(err);
 	if (cmd.comp_mask)
 		return ERR_PTR(-EOPNOTSUPP);
-	if (cmd.reserved_b0 || cmd.log_depth < 1 ||
-	    cmd.log_depth > ilog2(vrnic_max_qp_wr(da)) ||
-	    (1U << cmd.log_depth) < init_attr->max_wr ||
-	    cmd.wqe_shift < VRNIC_RQ_MIN_SHIFT ||
-	    cmd.wqe_shift > VRNIC_WQE_MAX_SHIFT ||
-	    (1U << cmd.wqe_shift) < VRNIC_RQ_HDR +
-				     init_attr->max_sge * VRNIC_SGE_SIZE ||
+	if (cmd.reserved_b0 ||
+	    !vrnic_user_rq_ok(da, cmd.log_depth, cmd.wqe_shift,
+			      init_attr->max_wr, init_attr->max_sge) ||
 	    cmd.buf_len < (1ULL << (cmd.log_depth + cmd.wqe_shift))) {
 		ibdev_dbg(&vdev->ibdev,
 			  "create_wq: bad ring (%u x 2^%u, buf_len %u)\n",
@@ -102,8 +102,7 @@ struct ib_wq *vrnic_create_wq(struct ib_pd *ibpd,
 	p.type = VRNIC_QP_TYPE_RAW_PACKET;	/* sq_log_depth 0: no SQ */
 	p.rq_log_depth = cmd.log_depth;
 	p.rq_wqe_shift = cmd.wqe_shift;
-	p.max_recv_sge = min_t(u32, ((1U << cmd.wqe_shift) - VRNIC_RQ_HDR) /
-				    VRNIC_SGE_SIZE, vrnic_max_recv_sge(da));
+	p.max_recv_sge = vrnic_rq_wqe_sges(da, cmd.wqe_shift);
 	p.pdn = to_vpd(ibpd)->pdn;
 	p.send_cqn = to_vcq(init_attr->cq)->cqn;
 	p.recv_cqn = p.send_cqn;

@@ -1491,9 +1491,7 @@ static void vrnic_qp_grant(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 		qp->cap.max_recv_wr = 0;
 		qp->cap.max_recv_sge = 0;
 	} else {
-		p->max_recv_sge = min_t(u32, ((1U << p->rq_wqe_shift) -
-					      VRNIC_RQ_HDR) / VRNIC_SGE_SIZE,
-					vrnic_max_recv_sge(da));
+		p->max_recv_sge = vrnic_rq_wqe_sges(da, p->rq_wqe_shift);
 		qp->cap.max_recv_wr = 1U << p->rq_log_depth;
 		qp->cap.max_recv_sge = p->max_recv_sge;
 	}
@@ -1615,13 +1613,9 @@ static int vrnic_create_user_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 		if (cmd.rq_log_depth)
 			goto err_inval;
 	} else {
-		if (cmd.rq_log_depth < 1 || cmd.rq_log_depth > max_log ||
-		    (1U << cmd.rq_log_depth) < cap->max_recv_wr ||
-		    cmd.rq_wqe_shift < VRNIC_RQ_MIN_SHIFT ||
-		    cmd.rq_wqe_shift > VRNIC_WQE_MAX_SHIFT ||
-		    (1U << cmd.rq_wqe_shift) < VRNIC_RQ_HDR +
-						cap->max_recv_sge *
-						VRNIC_SGE_SIZE ||
+		if (!vrnic_user_rq_ok(&vdev->dev_attr, cmd.rq_log_depth,
+				      cmd.rq_wqe_shift, cap->max_recv_wr,
+				      cap->max_recv_sge) ||
 		    cmd.rq_offset < sq_bytes ||
 		    !IS_ALIGNED(cmd.rq_offset, VRNIC_RING_ALIGN))
 			goto err_inval;
