@@ -6,8 +6,10 @@
  *  - RC: SEND, SEND_WITH_IMM, RDMA WRITE, WRITE_WITH_IMM, RDMA READ at 0, 1,
  *    MTU-1, MTU, MTU+1 bytes, 1 MiB and 64 MiB (path MTU 1024); 3 SGEs on
  *    both sides; inline data (the QP's whole max_inline_data); receives
- *    from an SRQ; ATOMIC_CMP_AND_SWP and ATOMIC_FETCH_AND_ADD (the original
- *    values returned, the remote memory after).
+ *    from an SRQ; SENDs into one receive held back by end-to-end credits
+ *    until the responder posts more (a credit update); ATOMIC_CMP_AND_SWP
+ *    and ATOMIC_FETCH_AND_ADD (the original values returned, the remote
+ *    memory after).
  *  - UC: SEND, SEND_WITH_IMM, WRITE, WRITE_WITH_IMM up to 1 MiB.
  *  - UD: SEND, SEND_WITH_IMM up to the MTU through an AH: the 40-byte GRH
  *    area (an IPv4 header in its last 20 bytes), byte_len + 40, src_qp; a
@@ -90,6 +92,8 @@
 #define STATS_MAX	8	/* port counters read at once */
 #define SRQ_MSGS	4
 #define SRQ_SLOT	4096
+#define CREDIT_MSGS	4
+#define CREDIT_LEN	64
 
 /* ---- the cases ---------------------------------------------------------- */
 
@@ -133,6 +137,8 @@ struct tcase {
 
 static void run_xfer(struct ctx *c, const struct tcase *tc, struct verdict *v);
 static void run_srq(struct ctx *c, const struct tcase *tc, struct verdict *v);
+static void run_credits(struct ctx *c, const struct tcase *tc,
+			struct verdict *v);
 static void run_atomic(struct ctx *c, const struct tcase *tc, struct verdict *v);
 static void run_ud(struct ctx *c, const struct tcase *tc, struct verdict *v);
 static void run_qkey(struct ctx *c, const struct tcase *tc, struct verdict *v);
@@ -167,6 +173,8 @@ static const struct tcase cases[] = {
 	  .run = run_xfer, .qpt = IBV_QPT_RC, .op = WRITE_IMM, .flags = F_INLINE },
 	{ .label = "RC SEND x4 (last WITH_IMM) into an SRQ", .run = run_srq,
 	  .qpt = IBV_QPT_RC },
+	{ .label = "RC SEND x4 into 1 receive: credit waits, then a credit update",
+	  .run = run_credits, .qpt = IBV_QPT_RC },
 	{ .label = "RC ATOMIC_CMP_AND_SWP (swaps, then does not)",
 	  .run = run_atomic, .qpt = IBV_QPT_RC, .op = CMP_SWAP },
 	{ .label = "RC ATOMIC_FETCH_AND_ADD x2", .run = run_atomic,
@@ -484,6 +492,15 @@ static void layout_make(struct layout *l, int n, const size_t *lens)
 static void layout_one(struct layout *l, size_t len)
 {
 	layout_make(l, 1, &len);
+}
+
+/* Piece k of l as a layout of its own (one SGE). */
+static const struct layout *layout_piece(struct layout *one,
+					 const struct layout *l, int k)
+{
+	*one = (struct layout){ .n = 1, .off = { l->off[k] },
+				.len = { l->len[k] } };
+	return one;
 }
 
 /* Scatter a total-byte message over l (the rest of buf is guard bytes). */
@@ -812,6 +829,32 @@ static bool send_wr(struct ep *e, struct ibv_send_wr *wr, struct verdict *v)
 	return !rc;
 }
 
+/*
+ * One signaled SEND per piece of l, posted at once, wr_id = the piece's
+ * number; the last one WITH_IMM imm if last_imm.
+ */
+static bool send_pieces(struct ep *e, const struct layout *l, bool last_imm,
+			uint32_t imm, struct verdict *v)
+{
+	struct ibv_send_wr wr[MAX_PIECES] = { 0 };
+	struct ibv_sge sge[MAX_PIECES];
+	struct layout one;
+
+	for (int k = 0; k < l->n; k++) {
+		bool with_imm = last_imm && k == l->n - 1;
+
+		sge_list(e, layout_piece(&one, l, k), &sge[k]);
+		wr[k] = (struct ibv_send_wr){
+			.wr_id = k, .sg_list = &sge[k], .num_sge = 1,
+			.opcode = with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED,
+			.imm_data = htobe32(imm),
+			.next = k + 1 < l->n ? &wr[k + 1] : NULL,
+		};
+	}
+	return send_wr(e, wr, v);
+}
+
 /* ---- RC/UC: SEND, WRITE, READ at every size ----------------------------- */
 
 static bool op_is_send(enum op op)
@@ -993,7 +1036,7 @@ static void run_srq(struct ctx *c, const struct tcase *tc, struct verdict *v)
 	struct ibv_wc wc[SRQ_MSGS];
 	uint64_t seed = rand64();
 	struct ep e = { 0 };
-	struct layout l;
+	struct layout l, one;
 	struct msg peer;
 	int k, n;
 
@@ -1001,11 +1044,8 @@ static void run_srq(struct ctx *c, const struct tcase *tc, struct verdict *v)
 	cfg.size = l.size;
 	if (ep_open(c, &e, &cfg, v)) {
 		for (k = 0; k < SRQ_MSGS; k++) {
-			struct layout one = { .n = 1, .off = { l.off[k] },
-					      .len = { l.len[k] } };
-
 			if (c->server)
-				post_recv(&e, &one, k, v);
+				post_recv(&e, layout_piece(&one, &l, k), k, v);
 			else
 				fill(e.buf + l.off[k], l.len[k],
 				     sub_seed(seed, k), 0);
@@ -1014,24 +1054,7 @@ static void run_srq(struct ctx *c, const struct tcase *tc, struct verdict *v)
 	if (!handshake(c, &e, 0, seed, &peer, v))
 		goto out;
 	if (!c->server) {
-		struct ibv_send_wr wr[SRQ_MSGS] = { 0 };
-		struct ibv_sge sge[SRQ_MSGS];
-
-		for (k = 0; k < SRQ_MSGS; k++) {
-			struct layout one = { .n = 1, .off = { l.off[k] },
-					      .len = { l.len[k] } };
-
-			sge_list(&e, &one, &sge[k]);
-			wr[k] = (struct ibv_send_wr){
-				.wr_id = k, .sg_list = &sge[k], .num_sge = 1,
-				.opcode = k == SRQ_MSGS - 1 ?
-					  IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
-				.send_flags = IBV_SEND_SIGNALED,
-				.imm_data = htobe32(imm_of(seed)),
-				.next = k + 1 < SRQ_MSGS ? &wr[k + 1] : NULL,
-			};
-		}
-		if (!send_wr(&e, wr, v))
+		if (!send_pieces(&e, &l, true, imm_of(seed), v))
 			goto out;
 		n = wait_cqes(c, e.scq, wc, SRQ_MSGS, op_ms(0), false);
 		if (n != SRQ_MSGS)
@@ -1064,6 +1087,136 @@ static void run_srq(struct ctx *c, const struct tcase *tc, struct verdict *v)
 			     SRQ_SLOT - srq_len[k] + GUARD);
 	}
 	expect_no_cqe(v, "receive CQ", e.rcq, 0);
+out:
+	ep_close(&e);
+}
+
+/* ---- port counters ------------------------------------------------------ */
+
+/*
+ * Port 1 counters of this node's device by name, from `rdma statistic show
+ * link DEV/1` ("link vrnic0/1 tx_pkts 12 rx_pkts 34 ..."). False when the
+ * tool or any of the counters is missing.
+ */
+static bool port_stats(struct ctx *c, const char *const *names, int n,
+		       uint64_t *val)
+{
+	char cmd[128], tok[64], prev[64] = "";
+	unsigned int found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "rdma statistic show link %s/1 2>/dev/null",
+		 ibv_get_device_name(c->dev->device));
+	p = popen(cmd, "r");
+	if (!p)
+		return false;
+	while (fscanf(p, "%63s", tok) == 1) {
+		for (int i = 0; i < n; i++) {
+			if (!strcmp(prev, names[i])) {
+				val[i] = strtoull(tok, NULL, 10);
+				found |= 1u << i;
+			}
+		}
+		strcpy(prev, tok);
+	}
+	pclose(p);
+	return found == (1u << n) - 1;
+}
+
+/* ---- RC end-to-end credits --------------------------------------------- */
+
+/*
+ * Four SENDs into an RQ that holds one receive. The ACK of the first
+ * tells the requester the RQ is empty, so it holds the others back
+ * (credit_waits). Only once the requester has that ACK does the responder
+ * post three more receives: the ACK left saying "no credits", so the
+ * posting must bring a credit update (credit_update_acks), whatever the
+ * timing of the guests. Every SEND lands in order in its own receive.
+ */
+static void run_credits(struct ctx *c, const struct tcase *tc,
+			struct verdict *v)
+{
+	static const char *const names[] = { "credit_waits",
+					     "credit_update_acks" };
+	const char *name = names[c->server];
+	size_t lens[CREDIT_MSGS];
+	struct ep_cfg cfg = { .qpt = IBV_QPT_RC };
+	struct ibv_wc wc[CREDIT_MSGS];
+	uint64_t seed = rand64(), before, after;
+	struct ep e = { 0 };
+	struct layout l, slot;
+	struct msg peer;
+	bool stats;
+	int k, n;
+
+	for (k = 0; k < CREDIT_MSGS; k++)
+		lens[k] = CREDIT_LEN;
+	layout_make(&l, CREDIT_MSGS, lens);
+	cfg.size = l.size;
+	stats = port_stats(c, &name, 1, &before);
+	if (ep_open(c, &e, &cfg, v)) {
+		for (k = 0; k < CREDIT_MSGS; k++)
+			if (!c->server)
+				fill(e.buf + l.off[k], CREDIT_LEN,
+				     sub_seed(seed, k), 0);
+		if (c->server)
+			post_recv(&e, layout_piece(&slot, &l, 0), 0, v);
+	}
+	if (!handshake(c, &e, 0, seed, &peer, v))
+		goto out;
+	if (!c->server) {
+		if (!send_pieces(&e, &l, false, 0, v))
+			goto out;
+		n = wait_cqes(c, e.scq, wc, 1, op_ms(0), false);
+		if (n != 1)
+			fail(v, "the first SEND did not complete");
+		else
+			check_wc(v, "send CQE", &wc[0], IBV_WC_SUCCESS,
+				 IBV_WC_SEND, 0);
+		if (!ctl_step(c, v))
+			goto out;
+		n = wait_cqes(c, e.scq, wc + 1, CREDIT_MSGS - 1, op_ms(0),
+			      false);
+		if (n != CREDIT_MSGS - 1)
+			fail(v, "%d of %d send completions", n + 1,
+			     CREDIT_MSGS);
+		for (k = 1; k <= n; k++)
+			check_wc(v, "send CQE", &wc[k], IBV_WC_SUCCESS,
+				 IBV_WC_SEND, k);
+	} else {
+		n = wait_cqes(c, e.rcq, wc, 1, op_ms(0), true);
+		if (n != 1 && !requester_failed(c))
+			fail(v, "the first SEND did not arrive");
+		/* The requester has the ACK of the first SEND. */
+		if (!ctl_step(c, v))
+			goto out;
+		for (k = 1; k < CREDIT_MSGS; k++)
+			post_recv(&e, layout_piece(&slot, &l, k), k, v);
+		n += wait_cqes(c, e.rcq, wc + 1, CREDIT_MSGS - 1, op_ms(0),
+			       true);
+		if (n != CREDIT_MSGS && !requester_failed(c))
+			fail(v, "%d of %d receive completions", n,
+			     CREDIT_MSGS);
+		for (k = 0; k < n; k++) {
+			if (!check_recv_wc(v, &e, &wc[k], IBV_WC_RECV, k,
+					   CREDIT_LEN, false, 0))
+				continue;
+			expect_data(v, "received data", e.buf + l.off[k],
+				    CREDIT_LEN, sub_seed(peer.seed, k), 0);
+			expect_guard(v, "received data",
+				     e.buf + l.off[k] + CREDIT_LEN, GUARD);
+		}
+		expect_no_cqe(v, "receive CQ", e.rcq, 0);
+	}
+	if (!v->ok)
+		goto out;
+	stats = port_stats(c, &name, 1, &after) && stats;
+	if (!stats)
+		fail(v, "no %s counter in rdma statistic", name);
+	else if (after == before)
+		fail(v, "%s did not move", name);
+	else
+		info(v, "%s +%" PRIu64, name, after - before);
 out:
 	ep_close(&e);
 }
@@ -1468,38 +1621,6 @@ static void run_err(struct ctx *c, const struct tcase *tc, struct verdict *v)
 			err_requester(c, tc, &e, &l, &peer, seed, v);
 	}
 	ep_close(&e);
-}
-
-/* ---- port counters ------------------------------------------------------ */
-
-/*
- * Port 1 counters of this node's device by name, from `rdma statistic show
- * link DEV/1` ("link vrnic0/1 tx_pkts 12 rx_pkts 34 ..."). False when the
- * tool or any of the counters is missing.
- */
-static bool port_stats(struct ctx *c, const char *const *names, int n,
-		       uint64_t *val)
-{
-	char cmd[128], tok[64], prev[64] = "";
-	unsigned int found = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "rdma statistic show link %s/1 2>/dev/null",
-		 ibv_get_device_name(c->dev->device));
-	p = popen(cmd, "r");
-	if (!p)
-		return false;
-	while (fscanf(p, "%63s", tok) == 1) {
-		for (int i = 0; i < n; i++) {
-			if (!strcmp(prev, names[i])) {
-				val[i] = strtoull(tok, NULL, 10);
-				found |= 1u << i;
-			}
-		}
-		strcpy(prev, tok);
-	}
-	pclose(p);
-	return found == (1u << n) - 1;
 }
 
 /* ---- lossy wire: checksums ---------------------------------------------- */

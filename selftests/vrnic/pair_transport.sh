@@ -8,8 +8,8 @@
 # responder and stays put on the requester; a 64 MiB RDMA WRITE stream
 # (ib_write_bw) crosses the lossless wire with no packet lost or reordered
 # (the responder's rx_out_of_seq stays put), the netdev's batching
-# included (tools/qemu-patches/); and SENDs into a short receive queue go
-# by end-to-end credits (credit_waits, credit_update_acks).
+# included (tools/qemu-patches/); and perftest's SENDs into a short
+# receive queue go by end-to-end credits (credit_waits).
 # Node 1 is the responder (server), node 0 the requester (client). Extra
 # arguments go to the binary (e.g. -t UD: only the cases naming UD).
 # Knob: PAIR_TRANSPORT_TIMEOUT (whole binary, default 540 s).
@@ -66,19 +66,23 @@ if [ "$role" = responder ]; then
 else
 	check "64 MiB WRITE stream ($role, exit $rc)" test "$rc" = 0
 fi
-# End-to-end credits: a stream of SENDs into a receive queue of 4 WQEs.
-# The requester holds SENDs back until ACKs give credits (credit_waits);
-# the responder, having sent an ACK with no credits, sends a credit update
-# when perftest posts receives again (credit_update_acks).
-name=credit_update_acks
-[ "$role" = requester ] && name=credit_waits
-cred0=$(counter $name)
+# End-to-end credits under perftest: a stream of SENDs into a receive
+# queue of 4 WQEs. The requester holds SENDs back until ACKs give credits
+# (credit_waits: its first SEND goes alone, the next ones wait for the
+# first ACK). Whether the responder also sends credit updates depends on
+# how fast perftest posts receives again; the binary's credit case checks
+# them with the order fixed.
+cred0=$(counter credit_waits)
 PAIR_LOG=/tmp/credits.log pair_run credits 120 "ib_send_bw -d $dev -x $(roce_gid_index) -F -s 65536 -n 500 -r 4 -t 16" \
 	"ib_send_bw -d $dev -x $(roce_gid_index) -F -s 65536 -n 500 -r 4 -t 16 $VRNIC_PEER_IP"
 crc=$?
 tail -n 2 /tmp/credits.log | sed 's/^/# /'
-cred=$(($(counter $name) - ${cred0:-0}))
-check "500 SENDs into 4 receive WQEs ($role, exit $crc): $name +$cred" \
-	test -n "$cred0" -a "$crc" = 0 -a "$cred" -gt 0
+if [ "$role" = requester ]; then
+	cred=$(($(counter credit_waits) - ${cred0:-0}))
+	check "500 SENDs into 4 receive WQEs ($role, exit $crc): credit_waits +$cred" \
+		test -n "$cred0" -a "$crc" = 0 -a "$cred" -gt 0
+else
+	check "500 SENDs into 4 receive WQEs ($role, exit $crc)" test "$crc" = 0
+fi
 # The binary's status covers its own results (non-zero: one failed).
 [ "$rc" = 0 ] && [ "$KTAP_CNT_FAIL" = 0 ]
