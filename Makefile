@@ -49,7 +49,7 @@ CORE_SRCS := $(addprefix qemu-device/,vrnic_core.c vrnic_admin.c vrnic_event.c \
 	vrnic_frmr.c vrnic_cq.c vrnic_qp.c vrnic_icrc.c vrnic_pkt.c vrnic_xport.c vrnic_req.c \
 	vrnic_comp.c vrnic_retry.c vrnic_recv.c vrnic_resp_seq.c vrnic_resp.c vrnic_resp_queue.c \
 	vrnic_loop.c vrnic_fault.c \
-	vrnic_mcast.c vrnic_odp.c vrnic_flow.c vrnic_rss.c)
+	vrnic_mcast.c vrnic_odp.c vrnic_flow.c vrnic_rss.c vrnic_xrc.c)
 UNIT_TESTS := $(patsubst qemu-device/tests/%.c,$(B)/unit/%, \
 	$(wildcard qemu-device/tests/test_*.c))
 UNIT_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare -Wno-clobbered \

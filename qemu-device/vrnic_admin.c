@@ -147,6 +147,10 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
         return vrnic_rss_create(core, (const void *)raw, result);
     case VRNIC_AQ_OP_DESTROY_RSS:
         return vrnic_rss_destroy(core, (const void *)raw);
+    case VRNIC_AQ_OP_ALLOC_XRCD:
+        return vrnic_xrcd_alloc(core, (const void *)raw, result);
+    case VRNIC_AQ_OP_DEALLOC_XRCD:
+        return vrnic_xrcd_dealloc(core, (const void *)raw);
     default:
         return VRNIC_AQ_STS_BAD_OPCODE;
     }

@@ -368,7 +368,8 @@ static const char *vrnic_tx_rd_ack(VrnicCore *core, uint32_t qpn,
     VrnicSwqe *s = vrnic_tx_oldest_rd(qp);
 
     if (!s || !vrnic_op_is_rd_acked(s->hdr.opcode) || s->first_psn != psn ||
-        pkt->hdr.bth.opcode != VRNIC_OP(RC, READ_RESP_ONLY) ||
+        (pkt->hdr.bth.opcode & ~VRNIC_IB_TRANSPORT_MASK) !=
+        VRNIC_IB_READ_RESP_ONLY ||
         pkt->payload_len) {
         vrnic_tx_implied_nak(core, qpn, qp, psn);
         return "READ response matching no ATOMIC WRITE or FLUSH";

@@ -198,6 +198,8 @@ typedef struct VrnicObjects {
     uint64_t flow_seq;
     /* RSS contexts (vrnic_rss.c) by index; number VRNIC_RSS_NUM_BASE + i. */
     VrnicRss rss[VRNIC_RSS_MAX];
+    /* XRC domains (vrnic_xrc.c) by xrcdn; entry 0 is never used. */
+    VrnicXrcd xrcds[VRNIC_XRCD_MAX + 1];
 } VrnicObjects;
 
 typedef struct VrnicCore {

@@ -350,6 +350,26 @@ uint32_t vrnic_flow_lookup(VrnicCore *core, const uint8_t *frame, size_t len,
 bool vrnic_flow_rx(VrnicCore *core, const uint8_t *frame, size_t len,
                    uint32_t src_qpn);
 
+/* vrnic_xrc.c: XRC domains and the XRC target's SRQ (uapi "XRC"). */
+void vrnic_xrcd_reset(VrnicCore *core);
+uint8_t vrnic_xrcd_alloc(VrnicCore *core,
+                         const struct vrnic_aq_alloc_xrcd *c,
+                         uint64_t *result);
+uint8_t vrnic_xrcd_dealloc(VrnicCore *core, const struct vrnic_aq_destroy *c);
+/* A live domain (for CREATE_SRQ/CREATE_QP, which then take a reference). */
+VrnicXrcd *vrnic_xrcd_get(VrnicCore *core, uint32_t xrcdn);
+/*
+ * An XRC target's request packet names srqn in its XRCETH: the SRQ, if it
+ * is an XRC SRQ of the target's domain and the one of the message the
+ * packet continues; else NULL.
+ */
+VrnicSrq *vrnic_xrc_srq(VrnicCore *core, VrnicQp *qp, uint32_t srqn,
+                        bool first);
+/* A receive CQE of an XRC target names the SRQ (VRNIC_CQE_FLAG_XRC). */
+void vrnic_xrc_cqe(const VrnicQp *qp, struct vrnic_cqe *e);
+/* An XRC SRQ is destroyed: the targets in a message of it drop it. */
+void vrnic_xrc_srq_destroyed(VrnicCore *core, uint32_t srqn);
+
 /* vrnic_rss.c: receive-side scaling (uapi "Receive-side scaling"). */
 void vrnic_rss_reset(VrnicCore *core);
 uint8_t vrnic_rss_create(VrnicCore *core, const struct vrnic_aq_create_rss *c,

@@ -53,6 +53,7 @@ void vrnic_obj_reset(VrnicCore *core)
     vrnic_mcast_reset(core);
     vrnic_flow_reset(core);
     vrnic_rss_reset(core);
+    vrnic_xrcd_reset(core);
 }
 
 void vrnic_obj_uninit(VrnicCore *core)

@@ -130,6 +130,8 @@ typedef struct VrnicSrq {
     uint32_t max_sge;
     uint32_t limit;     /* 0 = limit event not armed */
     uint32_t refs;      /* QPs attached */
+    uint32_t xrcdn;     /* an XRC SRQ's domain; 0: a basic SRQ */
+    uint32_t cqn;       /* an XRC SRQ's CQ */
     VrnicWq wq;
     VrnicMem mem;
 } VrnicSrq;
@@ -154,6 +156,7 @@ typedef struct VrnicQp {
     struct vrnic_qp_attr attr;  /* as last applied, little-endian */
     struct VrnicXport *x;       /* transport state (vrnic_xport.h) */
     uint32_t rss_refs;  /* RSS contexts naming it: DESTROY_QP waits */
+    uint32_t xrcdn;     /* an XRC target's domain */
 } VrnicQp;
 
 /*
@@ -194,5 +197,11 @@ typedef struct VrnicRss {
     uint8_t key[VRNIC_RSS_KEY_LEN];
     uint32_t qpn[VRNIC_RSS_TABLE_MAX];
 } VrnicRss;
+
+/* An XRC domain (vrnic_xrc.c): alive, and the SRQs and QPs naming it. */
+typedef struct VrnicXrcd {
+    bool live;
+    uint32_t refs;
+} VrnicXrcd;
 
 #endif

@@ -22,6 +22,7 @@
  */
 #define HLEN(h)                                                           \
     (BTH_LEN +                                                            \
+     (((h) & VRNIC_HDR_XRCETH) ? sizeof(struct vrnic_xrceth) : 0) +       \
      (((h) & VRNIC_HDR_DETH) ? sizeof(struct vrnic_deth) : 0) +           \
      (((h) & VRNIC_HDR_FETH) ? sizeof(struct vrnic_feth) : 0) +           \
      (((h) & VRNIC_HDR_RETH) ? sizeof(struct vrnic_reth) : 0) +           \
@@ -44,51 +45,66 @@
 #define IMMF    VRNIC_OPF_IMM
 #define IMMH    VRNIC_HDR_IMM
 #define RETH    VRNIC_HDR_RETH
+#define XRCH    VRNIC_HDR_XRCETH
 
-/* The SEND and RDMA WRITE opcodes RC and UC share. */
-#define SEND_WRITE_OPS(tr)                                                \
-    OPE(tr, SEND_FIRST, "SEND FIRST", 0, SND | F),                        \
-    OPE(tr, SEND_MIDDLE, "SEND MIDDLE", 0, SND),                          \
-    OPE(tr, SEND_LAST, "SEND LAST", 0, SND | L),                          \
-    OPE(tr, SEND_LAST_IMM, "SEND LAST IMM", IMMH, SND | L | IMMF),        \
-    OPE(tr, SEND_ONLY, "SEND ONLY", 0, SND | F | L),                      \
-    OPE(tr, SEND_ONLY_IMM, "SEND ONLY IMM", IMMH, SND | F | L | IMMF),    \
-    OPE(tr, WRITE_FIRST, "RDMA WRITE FIRST", RETH, WR | F),               \
-    OPE(tr, WRITE_MIDDLE, "RDMA WRITE MIDDLE", 0, WR),                    \
-    OPE(tr, WRITE_LAST, "RDMA WRITE LAST", 0, WR | L),                    \
-    OPE(tr, WRITE_LAST_IMM, "RDMA WRITE LAST IMM", IMMH, WR | L | IMMF),  \
-    OPE(tr, WRITE_ONLY, "RDMA WRITE ONLY", RETH, WR | F | L),             \
-    OPE(tr, WRITE_ONLY_IMM, "RDMA WRITE ONLY IMM", RETH | IMMH,           \
+/*
+ * The SEND and RDMA WRITE opcodes RC, UC and XRC share; x: the headers
+ * every request of the transport starts with (XRC: the XRCETH).
+ */
+#define SEND_WRITE_OPS(tr, x)                                             \
+    OPE(tr, SEND_FIRST, "SEND FIRST", x, SND | F),                        \
+    OPE(tr, SEND_MIDDLE, "SEND MIDDLE", x, SND),                          \
+    OPE(tr, SEND_LAST, "SEND LAST", x, SND | L),                          \
+    OPE(tr, SEND_LAST_IMM, "SEND LAST IMM", x | IMMH, SND | L | IMMF),    \
+    OPE(tr, SEND_ONLY, "SEND ONLY", x, SND | F | L),                      \
+    OPE(tr, SEND_ONLY_IMM, "SEND ONLY IMM", x | IMMH,                     \
+        SND | F | L | IMMF),                                              \
+    OPE(tr, WRITE_FIRST, "RDMA WRITE FIRST", x | RETH, WR | F),           \
+    OPE(tr, WRITE_MIDDLE, "RDMA WRITE MIDDLE", x, WR),                    \
+    OPE(tr, WRITE_LAST, "RDMA WRITE LAST", x, WR | L),                    \
+    OPE(tr, WRITE_LAST_IMM, "RDMA WRITE LAST IMM", x | IMMH,              \
+        WR | L | IMMF),                                                   \
+    OPE(tr, WRITE_ONLY, "RDMA WRITE ONLY", x | RETH, WR | F | L),         \
+    OPE(tr, WRITE_ONLY_IMM, "RDMA WRITE ONLY IMM", x | RETH | IMMH,       \
         WR | F | L | IMMF)
 
+/*
+ * The RC operations but SEND and WRITE (XRC: x = the XRCETH on requests;
+ * IBTA 1.5's XRC forms of FLUSH and ATOMIC WRITE are not implemented).
+ */
+#define RC_OTHER_OPS(tr, x)                                               \
+    OPE(tr, READ_REQ, "RDMA READ REQUEST", x | RETH,                      \
+        VRNIC_OPF_READ | RQ | F | L),                                     \
+    OPE(tr, READ_RESP_FIRST, "RDMA READ RESPONSE FIRST", VRNIC_HDR_AETH,  \
+        VRNIC_OPF_READ | P | F),                                          \
+    OPE(tr, READ_RESP_MIDDLE, "RDMA READ RESPONSE MIDDLE", 0,             \
+        VRNIC_OPF_READ | P),                                              \
+    OPE(tr, READ_RESP_LAST, "RDMA READ RESPONSE LAST", VRNIC_HDR_AETH,    \
+        VRNIC_OPF_READ | P | L),                                          \
+    OPE(tr, READ_RESP_ONLY, "RDMA READ RESPONSE ONLY", VRNIC_HDR_AETH,    \
+        VRNIC_OPF_READ | P | F | L),                                      \
+    OPE(tr, ACK, "ACKNOWLEDGE", VRNIC_HDR_AETH, VRNIC_OPF_ACK | F | L),   \
+    OPE(tr, ATOMIC_ACK, "ATOMIC ACKNOWLEDGE",                             \
+        VRNIC_HDR_AETH | VRNIC_HDR_ATOMIC_ACK, VRNIC_OPF_ATOMIC | F | L),  \
+    OPE(tr, CMP_SWAP, "CMP_SWAP", x | VRNIC_HDR_ATOMIC,                   \
+        VRNIC_OPF_ATOMIC | RQ | F | L),                                   \
+    OPE(tr, FETCH_ADD, "FETCH_ADD", x | VRNIC_HDR_ATOMIC,                 \
+        VRNIC_OPF_ATOMIC | RQ | F | L),                                   \
+    OPE(tr, SEND_LAST_INV, "SEND LAST INV", x | VRNIC_HDR_IETH,           \
+        SND | L | VRNIC_OPF_INV),                                         \
+    OPE(tr, SEND_ONLY_INV, "SEND ONLY INV", x | VRNIC_HDR_IETH,           \
+        SND | F | L | VRNIC_OPF_INV)
+
 static const VrnicOpInfo vrnic_opcodes[256] = {
-    SEND_WRITE_OPS(RC),
-    OPE(RC, READ_REQ, "RDMA READ REQUEST", RETH,
-        VRNIC_OPF_READ | RQ | F | L),
-    OPE(RC, READ_RESP_FIRST, "RDMA READ RESPONSE FIRST", VRNIC_HDR_AETH,
-        VRNIC_OPF_READ | P | F),
-    OPE(RC, READ_RESP_MIDDLE, "RDMA READ RESPONSE MIDDLE", 0,
-        VRNIC_OPF_READ | P),
-    OPE(RC, READ_RESP_LAST, "RDMA READ RESPONSE LAST", VRNIC_HDR_AETH,
-        VRNIC_OPF_READ | P | L),
-    OPE(RC, READ_RESP_ONLY, "RDMA READ RESPONSE ONLY", VRNIC_HDR_AETH,
-        VRNIC_OPF_READ | P | F | L),
-    OPE(RC, ACK, "ACKNOWLEDGE", VRNIC_HDR_AETH, VRNIC_OPF_ACK | F | L),
-    OPE(RC, ATOMIC_ACK, "ATOMIC ACKNOWLEDGE",
-        VRNIC_HDR_AETH | VRNIC_HDR_ATOMIC_ACK, VRNIC_OPF_ATOMIC | F | L),
-    OPE(RC, CMP_SWAP, "CMP_SWAP", VRNIC_HDR_ATOMIC,
-        VRNIC_OPF_ATOMIC | RQ | F | L),
-    OPE(RC, FETCH_ADD, "FETCH_ADD", VRNIC_HDR_ATOMIC,
-        VRNIC_OPF_ATOMIC | RQ | F | L),
-    OPE(RC, SEND_LAST_INV, "SEND LAST INV", VRNIC_HDR_IETH,
-        SND | L | VRNIC_OPF_INV),
-    OPE(RC, SEND_ONLY_INV, "SEND ONLY INV", VRNIC_HDR_IETH,
-        SND | F | L | VRNIC_OPF_INV),
+    SEND_WRITE_OPS(RC, 0),
+    RC_OTHER_OPS(RC, 0),
     OPE(RC, FLUSH, "FLUSH", VRNIC_HDR_FETH | RETH,
         VRNIC_OPF_RD_ACKED | RQ | F | L),
     OPE(RC, ATOMIC_WRITE, "ATOMIC WRITE", RETH,
         VRNIC_OPF_RD_ACKED | RQ | P | F | L),
-    SEND_WRITE_OPS(UC),
+    SEND_WRITE_OPS(UC, 0),
+    SEND_WRITE_OPS(XRC, XRCH),
+    RC_OTHER_OPS(XRC, XRCH),
     OPE(UD, SEND_ONLY, "SEND ONLY", VRNIC_HDR_DETH, SND | F | L),
     OPE(UD, SEND_ONLY_IMM, "SEND ONLY IMM", VRNIC_HDR_DETH | IMMH,
         SND | F | L | IMMF),
@@ -103,6 +119,7 @@ static const VrnicOpInfo vrnic_opcodes[256] = {
 #undef IMMF
 #undef IMMH
 #undef RETH
+#undef XRCH
 
 const VrnicOpInfo *vrnic_pkt_opinfo(uint8_t opcode)
 {
@@ -114,6 +131,8 @@ const VrnicOpInfo *vrnic_pkt_opinfo(uint8_t opcode)
 unsigned vrnic_pkt_hdr_size(unsigned hdr)
 {
     switch (hdr) {
+    case VRNIC_HDR_XRCETH:
+        return sizeof(struct vrnic_xrceth);
     case VRNIC_HDR_DETH:
         return sizeof(struct vrnic_deth);
     case VRNIC_HDR_FETH:
@@ -273,6 +292,12 @@ static void parse_ext(const uint8_t *bth_p, const VrnicOpInfo *op,
     const uint8_t *p = bth_p + BTH_LEN;
 
     /* Same order as HLEN()/vrnic_pkt_hdr_offset(). */
+    if (op->hdrs & VRNIC_HDR_XRCETH) {
+        const struct vrnic_xrceth *x = (const void *)p;
+
+        h->xrc_srqn = be32_to_cpu(x->srqn) & VRNIC_IB_QPN_MASK;
+        p += sizeof(*x);
+    }
     if (op->hdrs & VRNIC_HDR_DETH) {
         const struct vrnic_deth *d = (const void *)p;
 
@@ -610,6 +635,12 @@ size_t vrnic_pkt_frame_len(uint8_t opcode, bool ipv6, uint32_t payload_len)
 
 static void build_ext(uint8_t *p, const VrnicOpInfo *op, const VrnicPktHdrs *h)
 {
+    if (op->hdrs & VRNIC_HDR_XRCETH) {
+        struct vrnic_xrceth *x = (void *)p;
+
+        x->srqn = cpu_to_be32(h->xrc_srqn & VRNIC_IB_QPN_MASK);
+        p += sizeof(*x);
+    }
     if (op->hdrs & VRNIC_HDR_DETH) {
         struct vrnic_deth *d = (void *)p;
 

@@ -127,6 +127,15 @@ static_assert(sizeof(struct vrnic_feth) == 4, "vrnic_feth");
 
 #define VRNIC_FETH_MASK         (VRNIC_FLUSH_SEL_MASK | VRNIC_FLUSH_TYPE_MASK)
 
+/*
+ * XRC ETH (annex A14): the first header after the BTH of every XRC
+ * request packet. srqn 31:24 : reserved, 23:0 : the XRC SRQ at the target
+ */
+struct vrnic_xrceth {
+    uint32_t srqn;
+} __attribute__((packed));
+static_assert(sizeof(struct vrnic_xrceth) == 4, "vrnic_xrceth");
+
 /* Atomic ETH (9.3.4): CMP_SWAP and FETCH_ADD. */
 struct vrnic_atomic_eth {
     uint64_t va;
@@ -159,6 +168,7 @@ enum vrnic_ib_transport {
     VRNIC_IB_UC = 0x20,
     VRNIC_IB_RD = 0x40,             /* not supported */
     VRNIC_IB_UD = 0x60,
+    VRNIC_IB_XRC = 0xa0,            /* annex A14; the RC operations */
 };
 
 enum vrnic_ib_op {
@@ -194,15 +204,16 @@ enum vrnic_ib_op {
 
 /* Extension headers an opcode carries; they appear in this bit order. */
 enum {
-    VRNIC_HDR_DETH = VRNIC_BIT(0),
-    VRNIC_HDR_FETH = VRNIC_BIT(1),
-    VRNIC_HDR_RETH = VRNIC_BIT(2),
-    VRNIC_HDR_ATOMIC = VRNIC_BIT(3),
-    VRNIC_HDR_AETH = VRNIC_BIT(4),
-    VRNIC_HDR_ATOMIC_ACK = VRNIC_BIT(5),
-    VRNIC_HDR_IMM = VRNIC_BIT(6),
-    VRNIC_HDR_IETH = VRNIC_BIT(7),
-    VRNIC_HDR__COUNT = 8,
+    VRNIC_HDR_XRCETH = VRNIC_BIT(0),
+    VRNIC_HDR_DETH = VRNIC_BIT(1),
+    VRNIC_HDR_FETH = VRNIC_BIT(2),
+    VRNIC_HDR_RETH = VRNIC_BIT(3),
+    VRNIC_HDR_ATOMIC = VRNIC_BIT(4),
+    VRNIC_HDR_AETH = VRNIC_BIT(5),
+    VRNIC_HDR_ATOMIC_ACK = VRNIC_BIT(6),
+    VRNIC_HDR_IMM = VRNIC_BIT(7),
+    VRNIC_HDR_IETH = VRNIC_BIT(8),
+    VRNIC_HDR__COUNT = 9,
 };
 
 /* What an opcode means (rxe_opcode.c's mask, reduced to what we need). */
@@ -262,6 +273,7 @@ typedef struct VrnicBth {
 
 typedef struct VrnicPktHdrs {
     VrnicBth bth;
+    uint32_t xrc_srqn;              /* XRCETH, 24 bits */
     struct {
         uint32_t qkey;
         uint32_t sqpn;

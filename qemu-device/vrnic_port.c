@@ -71,6 +71,7 @@ uint8_t vrnic_port_query_device(VrnicCore *core, const struct vrnic_aq_query *c)
                                    VRNIC_DEVICE_CAP_TIMESTAMP |
                                    VRNIC_DEVICE_CAP_RAW_PACKET |
                                    VRNIC_DEVICE_CAP_RSS |
+                                   VRNIC_DEVICE_CAP_XRC |
                                    (cfg->dm_size ? VRNIC_DEVICE_CAP_DEVICE_MEM :
                                                    0)),
     };

@@ -93,15 +93,17 @@
 #define T_UD VRNIC_QP_TYPE_UD
 #define T_GSI VRNIC_QP_TYPE_GSI
 #define T_RAW VRNIC_QP_TYPE_RAW_PACKET
+#define T_INI VRNIC_QP_TYPE_XRC_INI
+#define T_TGT VRNIC_QP_TYPE_XRC_TGT
 
 typedef struct VrnicQpTransition {
     bool valid;
-    uint32_t req[T_RAW + 1];
-    uint32_t opt[T_RAW + 1];
+    uint32_t req[T_TGT + 1];
+    uint32_t opt[T_TGT + 1];
 } VrnicQpTransition;
 
-/* ib_core's qp_state_table restricted to RC/UC/UD/GSI/raw packet and the
- * attributes the device implements. */
+/* ib_core's qp_state_table restricted to RC/UC/UD/GSI/raw packet/XRC and
+ * the attributes the device implements. */
 static const VrnicQpTransition vrnic_qp_table[S_ERR + 1][S_ERR + 1] = {
     [S_RST] = {
         [S_RST] = { .valid = true },
@@ -110,7 +112,9 @@ static const VrnicQpTransition vrnic_qp_table[S_ERR + 1][S_ERR + 1] = {
             [T_UC] = A_PKEY | A_PORT | A_ACC,
             [T_RC] = A_PKEY | A_PORT | A_ACC,
             [T_GSI] = A_PKEY | A_QKEY,
-            [T_RAW] = A_PORT } },
+            [T_RAW] = A_PORT,
+            [T_INI] = A_PKEY | A_PORT | A_ACC,
+            [T_TGT] = A_PKEY | A_PORT | A_ACC } },
     },
     [S_INIT] = {
         [S_RST] = { .valid = true },
@@ -120,15 +124,21 @@ static const VrnicQpTransition vrnic_qp_table[S_ERR + 1][S_ERR + 1] = {
             [T_UC] = A_PKEY | A_PORT | A_ACC,
             [T_RC] = A_PKEY | A_PORT | A_ACC,
             [T_GSI] = A_PKEY | A_QKEY,
-            [T_RAW] = A_PORT } },
+            [T_RAW] = A_PORT,
+            [T_INI] = A_PKEY | A_PORT | A_ACC,
+            [T_TGT] = A_PKEY | A_PORT | A_ACC } },
         [S_RTR] = { .valid = true, .req = {
             [T_UC] = A_AV | A_MTU | A_DQPN | A_RQPSN,
-            [T_RC] = A_AV | A_MTU | A_DQPN | A_RQPSN | A_MAXDRD | A_MINRNR },
+            [T_RC] = A_AV | A_MTU | A_DQPN | A_RQPSN | A_MAXDRD | A_MINRNR,
+            [T_INI] = A_AV | A_MTU | A_DQPN | A_RQPSN,
+            [T_TGT] = A_AV | A_MTU | A_DQPN | A_RQPSN | A_MAXDRD | A_MINRNR },
             .opt = {
             [T_UD] = A_PKEY | A_QKEY,
             [T_UC] = A_ACC | A_PKEY,
             [T_RC] = A_ACC | A_PKEY,
-            [T_GSI] = A_PKEY | A_QKEY } },
+            [T_GSI] = A_PKEY | A_QKEY,
+            [T_INI] = A_ACC | A_PKEY,
+            [T_TGT] = A_ACC | A_PKEY } },
     },
     [S_RTR] = {
         [S_RST] = { .valid = true },
@@ -137,12 +147,16 @@ static const VrnicQpTransition vrnic_qp_table[S_ERR + 1][S_ERR + 1] = {
             [T_UD] = A_SQPSN,
             [T_UC] = A_SQPSN,
             [T_RC] = A_TMO | A_RETRY | A_RNR | A_SQPSN | A_MAXRD,
-            [T_GSI] = A_SQPSN },
+            [T_GSI] = A_SQPSN,
+            [T_INI] = A_TMO | A_RETRY | A_RNR | A_SQPSN | A_MAXRD,
+            [T_TGT] = A_TMO | A_SQPSN },
             .opt = {
             [T_UD] = A_CUR | A_QKEY,
             [T_UC] = A_CUR | A_ACC,
             [T_RC] = A_CUR | A_ACC | A_MINRNR,
-            [T_GSI] = A_CUR | A_QKEY } },
+            [T_GSI] = A_CUR | A_QKEY,
+            [T_INI] = A_CUR | A_ACC,
+            [T_TGT] = A_CUR | A_ACC | A_MINRNR } },
     },
     [S_RTS] = {
         [S_RST] = { .valid = true },
@@ -151,9 +165,12 @@ static const VrnicQpTransition vrnic_qp_table[S_ERR + 1][S_ERR + 1] = {
             [T_UD] = A_CUR | A_QKEY,
             [T_UC] = A_CUR | A_ACC,
             [T_RC] = A_CUR | A_ACC | A_MINRNR,
-            [T_GSI] = A_CUR | A_QKEY } },
+            [T_GSI] = A_CUR | A_QKEY,
+            [T_INI] = A_CUR | A_ACC,
+            [T_TGT] = A_CUR | A_ACC | A_MINRNR } },
         [S_SQD] = { .valid = true, .opt = {
-            [T_UD] = A_SQDN, [T_UC] = A_SQDN, [T_RC] = A_SQDN, [T_GSI] = A_SQDN } },
+            [T_UD] = A_SQDN, [T_UC] = A_SQDN, [T_RC] = A_SQDN, [T_GSI] = A_SQDN,
+            [T_INI] = A_SQDN, [T_TGT] = A_SQDN } },
     },
     [S_SQD] = {
         [S_RST] = { .valid = true },
@@ -162,13 +179,19 @@ static const VrnicQpTransition vrnic_qp_table[S_ERR + 1][S_ERR + 1] = {
             [T_UD] = A_CUR | A_QKEY,
             [T_UC] = A_CUR | A_ACC,
             [T_RC] = A_CUR | A_ACC | A_MINRNR,
-            [T_GSI] = A_CUR | A_QKEY } },
+            [T_GSI] = A_CUR | A_QKEY,
+            [T_INI] = A_CUR | A_ACC,
+            [T_TGT] = A_CUR | A_ACC | A_MINRNR } },
         [S_SQD] = { .valid = true, .opt = {
             [T_UD] = A_PKEY | A_QKEY,
             [T_UC] = A_AV | A_ACC | A_PKEY,
             [T_RC] = A_PORT | A_AV | A_TMO | A_RETRY | A_RNR | A_MAXRD |
                    A_MAXDRD | A_ACC | A_PKEY | A_MINRNR,
-            [T_GSI] = A_PKEY | A_QKEY } },
+            [T_GSI] = A_PKEY | A_QKEY,
+            [T_INI] = A_PORT | A_AV | A_TMO | A_RETRY | A_RNR | A_MAXRD |
+                    A_ACC | A_PKEY,
+            [T_TGT] = A_PORT | A_AV | A_TMO | A_MAXDRD | A_ACC | A_PKEY |
+                    A_MINRNR } },
     },
     [S_SQE] = {
         [S_RST] = { .valid = true },
@@ -357,7 +380,7 @@ static void vrnic_qp_enter_err(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
         vrnic_xport_err(core, qpn, qp);
     }
     vrnic_qp_flush(core, qpn, qp, false);
-    if (entering && qp->srqn) {
+    if (entering && qp->srqn && qp->type != T_TGT) {
         vrnic_aeq_post(core, VRNIC_AEQ_EV_QP_LAST_WQE, qpn);
     }
 }
@@ -495,6 +518,63 @@ static uint8_t vrnic_qp_check_wqes(VrnicCore *core,
     return VRNIC_AQ_STS_OK;
 }
 
+/*
+ * An XRC target has no rings, no PD and no CQs of its own (its messages
+ * borrow those of the SRQ they name): everything but the type, the
+ * domain and the reserved-to-zero rest must be 0.
+ */
+static uint8_t vrnic_qp_check_tgt(VrnicCore *core,
+                                  const struct vrnic_aq_create_qp *c)
+{
+    uint32_t xrcdn = le32_to_cpu(c->xrcdn);
+
+    if (c->sq_log_depth || c->rq_log_depth || c->sq_wqe_shift ||
+        c->rq_wqe_shift || c->max_send_sge || c->max_recv_sge ||
+        c->max_inline || c->pdn || c->send_cqn || c->recv_cqn || c->srqn ||
+        c->uctx || c->rq_offset || !VRNIC_RSVD_ZERO(c->mem)) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD,
+                            "XRC target with rings or objects", 0);
+    }
+    if (!vrnic_xrcd_get(core, xrcdn)) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "xrcdn", xrcdn);
+    }
+    return VRNIC_AQ_STS_OK;
+}
+
+static uint8_t vrnic_qp_create_tgt(VrnicCore *core,
+                                   const struct vrnic_aq_create_qp *c,
+                                   uint64_t *result)
+{
+    VrnicObjects *o = &core->obj;
+    uint32_t xrcdn = le32_to_cpu(c->xrcdn);
+    uint8_t sts = vrnic_qp_check_tgt(core, c);
+    uint32_t qpn;
+
+    if (sts) {
+        return sts;
+    }
+    if (o->n_qps >= core->cfg.max_qp) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_NO_RESOURCES, "max_qp", o->n_qps);
+    }
+    qpn = vrnic_obj_alloc(&o->next_qp, 2, core->cfg.max_qp + 1, o->qps,
+                          sizeof(*o->qps));
+    if (!qpn) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_NO_RESOURCES, "qpn", 0);
+    }
+    o->qps[qpn] = (VrnicQp) {
+        .x = vrnic_xport_new(core),
+        .live = true,
+        .type = VRNIC_QP_TYPE_XRC_TGT,
+        .state = VRNIC_QPS_RESET,
+        .xrcdn = xrcdn,
+    };
+    vrnic_xrcd_get(core, xrcdn)->refs++;
+    o->n_qps++;
+    *result = qpn;
+    trace_vrnic_qp_create(qpn, c->type, 0, 0, 0, 0);
+    return VRNIC_AQ_STS_OK;
+}
+
 uint8_t vrnic_qp_create(VrnicCore *core, const struct vrnic_aq_create_qp *c,
                         uint64_t *result)
 {
@@ -509,18 +589,30 @@ uint8_t vrnic_qp_create(VrnicCore *core, const struct vrnic_aq_create_qp *c,
     VrnicCq *scq = vrnic_cq_get(core, send_cqn);
     VrnicCq *rcq = vrnic_cq_get(core, recv_cqn);
     VrnicSrq *srq = srqn ? vrnic_srq_get(core, srqn) : NULL;
+    bool ini = c->type == T_INI;
     uint64_t sq_bytes;
     uint32_t qpn;
     VrnicMem mem;
     VrnicQp *qp;
     uint8_t sts;
 
-    if (!VRNIC_RSVD_ZERO(c->rsvd0) || !VRNIC_RSVD_ZERO(c->rsvd1) ||
-        !VRNIC_RSVD_ZERO(c->rsvd2)) {
+    if (!VRNIC_RSVD_ZERO(c->rsvd0) || !VRNIC_RSVD_ZERO(c->rsvd2)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
     }
-    if (c->type < T_RC || c->type > T_RAW) {
+    if (c->type < T_RC || c->type > T_TGT) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "type", c->type);
+    }
+    if (c->type == T_TGT) {
+        return vrnic_qp_create_tgt(core, c, result);
+    }
+    if (c->xrcdn) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "xrcdn",
+                            le32_to_cpu(c->xrcdn));
+    }
+    /* An XRC initiator only sends: no receive queue, SRQ or CQ. */
+    if (ini && (recv_cqn || srqn || c->rq_log_depth)) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD,
+                            "XRC initiator with a receive side", recv_cqn);
     }
     if (c->type == T_RAW && srqn) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "raw packet QP with SRQ",
@@ -535,14 +627,17 @@ uint8_t vrnic_qp_create(VrnicCore *core, const struct vrnic_aq_create_qp *c,
     if (!scq) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "send_cqn", send_cqn);
     }
-    if (!rcq) {
+    if (!rcq && !ini) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "recv_cqn", recv_cqn);
     }
     if (srqn && !srq) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "srqn", srqn);
     }
+    if (srq && srq->xrcdn) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "XRC SRQ", srqn);
+    }
     /* Everything a QP names belongs to its own context. */
-    if (pd->uctx != uctx || scq->uctx != uctx || rcq->uctx != uctx ||
+    if (pd->uctx != uctx || scq->uctx != uctx || (rcq && rcq->uctx != uctx) ||
         (srq && srq->uctx != uctx)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "object of another uctx",
                             uctx);
@@ -611,7 +706,9 @@ uint8_t vrnic_qp_create(VrnicCore *core, const struct vrnic_aq_create_qp *c,
     }
     pd->refs++;
     scq->refs++;
-    rcq->refs++;
+    if (rcq) {
+        rcq->refs++;
+    }
     if (srq) {
         srq->refs++;
     }
@@ -831,11 +928,18 @@ uint8_t vrnic_qp_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c)
     }
     /* No flush CQEs: verbs destroy silently. Pending work dies with it. */
     vrnic_qp_set_pending(core, qp, false);
-    o->pds[qp->pdn].refs--;
-    o->cqs[qp->send_cqn].refs--;
-    o->cqs[qp->recv_cqn].refs--;
-    if (qp->srqn) {
-        o->srqs[qp->srqn].refs--;
+    if (qp->type == T_TGT) {
+        /* Its PD, CQ and SRQ are the message's, never referenced. */
+        o->xrcds[qp->xrcdn].refs--;
+    } else {
+        o->pds[qp->pdn].refs--;
+        o->cqs[qp->send_cqn].refs--;
+        if (qp->recv_cqn) {
+            o->cqs[qp->recv_cqn].refs--;
+        }
+        if (qp->srqn) {
+            o->srqs[qp->srqn].refs--;
+        }
     }
     /* Nothing may reach a QP number a new QP could get. */
     vrnic_mw_qp_destroyed(core, qpn);
@@ -858,7 +962,11 @@ uint8_t vrnic_srq_create(VrnicCore *core, const struct vrnic_aq_create_srq *c,
     uint32_t uctx = le32_to_cpu(c->uctx);
     uint32_t limit = le32_to_cpu(c->limit);
     uint32_t max_log = MIN(vrnic_max_log(core->cfg.max_srq_wr), 15u);
+    uint32_t xrcdn = le32_to_cpu(c->xrcdn);
+    uint32_t cqn = le32_to_cpu(c->cqn);
     VrnicPd *pd = vrnic_pd_get(core, pdn);
+    VrnicXrcd *xrcd = xrcdn ? vrnic_xrcd_get(core, xrcdn) : NULL;
+    VrnicCq *cq = xrcdn ? vrnic_cq_get(core, cqn) : NULL;
     uint32_t srqn;
     VrnicMem mem;
     uint8_t sts;
@@ -872,6 +980,16 @@ uint8_t vrnic_srq_create(VrnicCore *core, const struct vrnic_aq_create_srq *c,
     }
     if (uctx >= core->cfg.db_pages || pd->uctx != uctx) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "uctx", uctx);
+    }
+    /* An XRC SRQ completes on a CQ of its own context; a basic one, none. */
+    if (xrcdn && !xrcd) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "xrcdn", xrcdn);
+    }
+    if (xrcdn && (!cq || cq->uctx != uctx)) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "cqn", cqn);
+    }
+    if (!xrcdn && cqn) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "cqn of a basic SRQ", cqn);
     }
     if (c->log_depth < 1 || c->log_depth > max_log) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "log_depth", c->log_depth);
@@ -906,10 +1024,16 @@ uint8_t vrnic_srq_create(VrnicCore *core, const struct vrnic_aq_create_srq *c,
         .uctx = uctx,
         .max_sge = c->max_sge,
         .limit = limit,
+        .xrcdn = xrcdn,
+        .cqn = cq ? cqn : 0,
         .wq = { .log_depth = c->log_depth, .wqe_shift = c->wqe_shift },
         .mem = mem,
     };
     pd->refs++;
+    if (xrcd) {
+        xrcd->refs++;
+        cq->refs++;
+    }
     o->n_srqs++;
     *result = srqn;
     trace_vrnic_srq_create(srqn, 1u << c->log_depth, uctx, limit);
@@ -974,6 +1098,11 @@ uint8_t vrnic_srq_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c)
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_STATE, "srq has QPs", srq->refs);
     }
     core->obj.pds[srq->pdn].refs--;
+    if (srq->xrcdn) {
+        core->obj.xrcds[srq->xrcdn].refs--;
+        core->obj.cqs[srq->cqn].refs--;
+        vrnic_xrc_srq_destroyed(core, srqn);
+    }
     memset(srq, 0, sizeof(*srq));
     core->obj.n_srqs--;
     trace_vrnic_srq_destroy(srqn);

@@ -68,17 +68,20 @@ void vrnic_rx_qp(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
                  const VrnicPkt *pkt)
 {
     uint8_t tr = pkt->hdr.bth.opcode & VRNIC_IB_TRANSPORT_MASK;
+    bool resp = !(pkt->op->flags & VRNIC_OPF_REQ);  /* ACK, READ/atomic resp */
     uint8_t type;
     VrnicQp *qp;
-    bool resp;
 
     qp = qpn ? vrnic_qp_get(core, qpn) : NULL;
     type = qp ? qp->type : 0;
+    /* XRC: requests go to a target, the answers to an initiator. */
     if (!qp ||
         (tr == VRNIC_IB_RC && type != VRNIC_QP_TYPE_RC) ||
         (tr == VRNIC_IB_UC && type != VRNIC_QP_TYPE_UC) ||
         (tr == VRNIC_IB_UD && type != VRNIC_QP_TYPE_UD &&
-         type != VRNIC_QP_TYPE_GSI) || tr == VRNIC_IB_RD) {
+         type != VRNIC_QP_TYPE_GSI) ||
+        (tr == VRNIC_IB_XRC &&
+         type != (resp ? VRNIC_QP_TYPE_XRC_INI : VRNIC_QP_TYPE_XRC_TGT))) {
         vrnic_rx_drop(core, VRNIC_PORT_STAT_RX_NO_QP, qpn, pkt->hdr.bth.psn,
                       "no QP of that type");
         return;
@@ -88,7 +91,6 @@ void vrnic_rx_qp(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
                       "P_Key");
         return;
     }
-    resp = !(pkt->op->flags & VRNIC_OPF_REQ);    /* ACK, READ/atomic resp */
     if (resp ? (qp->state != VRNIC_QPS_RTS && qp->state != VRNIC_QPS_SQD &&
                 qp->state != VRNIC_QPS_SQE) :
                (qp->state < VRNIC_QPS_RTR || qp->state > VRNIC_QPS_SQE)) {
@@ -96,8 +98,7 @@ void vrnic_rx_qp(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
                       "QP state");
         return;
     }
-    if ((tr == VRNIC_IB_RC || tr == VRNIC_IB_UC) &&
-        !vrnic_rx_from_peer(core, qp, pkt)) {
+    if (tr != VRNIC_IB_UD && !vrnic_rx_from_peer(core, qp, pkt)) {
         vrnic_rx_drop(core, VRNIC_PORT_STAT_RX_BAD_ADDR, qpn, pkt->hdr.bth.psn,
                       "not from the QP's peer");
         return;
@@ -108,7 +109,7 @@ void vrnic_rx_qp(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
         vrnic_rx_ud(core, qpn, qp, frame, pkt);
     } else {
         vrnic_rx_rc(core, qpn, qp, frame, pkt);
-        if (tr == VRNIC_IB_RC) {
+        if (tr != VRNIC_IB_UC) {
             vrnic_rx_replay_held(core, qpn, qp);
         }
     }

@@ -65,6 +65,9 @@ static bool vrnic_tx_op_ok(uint8_t type, uint8_t op)
     switch (type) {
     case VRNIC_QP_TYPE_RC:
         return op <= VRNIC_WQE_OP_FLUSH;
+    case VRNIC_QP_TYPE_XRC_INI:
+        /* XRC has no FLUSH or ATOMIC WRITE opcode here (vrnic_pkt.c). */
+        return op <= VRNIC_WQE_OP_FLUSH && !vrnic_op_is_rd_acked(op);
     case VRNIC_QP_TYPE_UC:
         return op == VRNIC_WQE_OP_SEND || op == VRNIC_WQE_OP_SEND_IMM ||
                op == VRNIC_WQE_OP_RDMA_WRITE ||
@@ -334,7 +337,7 @@ static VrnicTxRes vrnic_tx_start(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         return vrnic_tx_fail(core, qpn, qp, s, VRNIC_WC_LOC_LEN_ERR,
                              "atomic needs 8 bytes of local SGE");
     }
-    if (qp->type == VRNIC_QP_TYPE_RC && !vrnic_tx_credit_ok(core, qp, op)) {
+    if (vrnic_qp_reliable(qp) && !vrnic_tx_credit_ok(core, qp, op)) {
         return VRNIC_TX_STOP;
     }
     s->len = len;
@@ -384,8 +387,7 @@ static uint32_t vrnic_tx_rd_ask_end(uint32_t pmtu, const VrnicSwqe *s)
 static uint8_t vrnic_tx_opcode(const VrnicQp *qp, uint8_t op, bool first,
                                bool last)
 {
-    uint8_t tr = qp->type == VRNIC_QP_TYPE_RC ? VRNIC_IB_RC :
-                 qp->type == VRNIC_QP_TYPE_UC ? VRNIC_IB_UC : VRNIC_IB_UD;
+    uint8_t tr = vrnic_qp_transport(qp);
     uint8_t o;
 
     switch (op) {
@@ -471,7 +473,7 @@ static void vrnic_tx_hdrs(uint32_t qpn, const VrnicQp *qp, VrnicSwqe *s,
                           const VrnicTxDest *d, uint32_t psn, VrnicPktHdrs *h)
 {
     uint8_t op = s->hdr.opcode;
-    bool rc = qp->type == VRNIC_QP_TYPE_RC;
+    bool rc = vrnic_qp_reliable(qp);
     bool first = s->sent == 0, last = s->sent + 1 == s->npkts;
     uint32_t every;
 
@@ -516,6 +518,7 @@ static void vrnic_tx_hdrs(uint32_t qpn, const VrnicQp *qp, VrnicSwqe *s,
     }
     h->imm = be32_to_cpu(s->hdr.imm_data);   /* wire bytes as stored */
     h->ieth_rkey = le32_to_cpu(s->hdr.imm_data);
+    h->xrc_srqn = le32_to_cpu(s->hdr.xrc_srqn) & VRNIC_IB_QPN_MASK;
 }
 
 /*
@@ -728,7 +731,7 @@ static VrnicTxRes vrnic_tx_send(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                 VrnicSwqe *s, unsigned *budget)
 {
     VrnicXport *x = qp->x;
-    bool rc = qp->type == VRNIC_QP_TYPE_RC;
+    bool rc = vrnic_qp_reliable(qp);
     bool rd = vrnic_op_is_rd(s->hdr.opcode);
     VrnicTxDest d;
 
@@ -885,7 +888,7 @@ static void vrnic_tx_process(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
         switch (r) {
         case VRNIC_TX_DONE:
             x->next++;
-            if (qp->type != VRNIC_QP_TYPE_RC) {
+            if (!vrnic_qp_reliable(qp)) {
                 s->done = true;     /* UD/UC: complete once sent */
                 s->status = VRNIC_WC_SUCCESS;
             }

@@ -164,6 +164,7 @@ static void vrnic_rx_complete(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (!x->rwqe_srq) {
         qp->rq.ci++;
     }
+    vrnic_xrc_cqe(qp, e);
     vrnic_cq_post(core, qp->recv_cqn, e);
 }
 
@@ -184,7 +185,7 @@ static void vrnic_rx_fail(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         vrnic_rx_complete(core, qpn, qp, &e);
     }
     x->in_msg = VRNIC_MSG_NONE;
-    if (qp->type != VRNIC_QP_TYPE_RC) {
+    if (!vrnic_qp_reliable(qp)) {
         core->stats.port[VRNIC_PORT_STAT_RX_BAD_OPCODE]++;
         if (status != VRNIC_WC_SUCCESS) {
             vrnic_qp_error(core, qpn);
@@ -322,7 +323,7 @@ static bool vrnic_rx_op_sequence(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     VrnicXport *x = qp->x;
     const VrnicOpInfo *oi = pkt->op;
     uint32_t psn = pkt->hdr.bth.psn, plen = pkt->payload_len;
-    bool rc = qp->type == VRNIC_QP_TYPE_RC;
+    bool rc = vrnic_qp_reliable(qp);
     bool first = oi->flags & VRNIC_OPF_FIRST, last = oi->flags & VRNIC_OPF_LAST;
     uint8_t kind = vrnic_rx_msg_kind(oi);
 
@@ -362,7 +363,7 @@ static bool vrnic_rx_op_sequence(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 static void vrnic_rx_no_rwqe(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                              uint32_t psn)
 {
-    if (qp->type != VRNIC_QP_TYPE_RC) {
+    if (!vrnic_qp_reliable(qp)) {
         qp->x->in_msg = VRNIC_MSG_NONE;
         vrnic_rx_drop(core, VRNIC_PORT_STAT_RX_NO_WQE, qpn, psn,
                       "no receive WQE");
@@ -381,10 +382,10 @@ static void vrnic_rx_no_rwqe(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 static void vrnic_rx_page_wait(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                uint32_t psn, bool first)
 {
-    if (first || qp->type != VRNIC_QP_TYPE_RC) {
+    if (first || !vrnic_qp_reliable(qp)) {
         qp->x->in_msg = VRNIC_MSG_NONE;
     }
-    if (qp->type != VRNIC_QP_TYPE_RC) {
+    if (!vrnic_qp_reliable(qp)) {
         trace_vrnic_rx_drop(qpn, psn, "UC: page fault");
         return;
     }
@@ -584,7 +585,7 @@ static void vrnic_rx_keep_result(VrnicXport *x, uint32_t psn, uint8_t kind,
 static VrnicResp *vrnic_rx_resp_new(VrnicCore *core, uint32_t qpn,
                                     VrnicQp *qp, uint32_t psn, uint8_t kind)
 {
-    VrnicResp *e = vrnic_resp_push(qp->x);
+    VrnicResp *e = vrnic_resp_push(qp);
 
     if (!e) {
         vrnic_rx_drop(core, VRNIC_PORT_STAT_RX_BAD_STATE, qpn, psn,
@@ -835,10 +836,18 @@ void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     const VrnicOpInfo *oi = pkt->op;
     uint32_t psn = pkt->hdr.bth.psn;
     uint32_t pmtu = vrnic_xport_pmtu(core, qp);
-    bool rc = qp->type == VRNIC_QP_TYPE_RC;
+    bool rc = vrnic_qp_reliable(qp);
     bool in;
 
     if (!vrnic_rx_psn(core, qpn, qp, frame, pkt)) {
+        return;
+    }
+    if (qp->type == VRNIC_QP_TYPE_XRC_TGT &&
+        !vrnic_xrc_srq(core, qp, pkt->hdr.xrc_srqn,
+                       oi->flags & VRNIC_OPF_FIRST)) {
+        vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,
+                      VRNIC_WC_SUCCESS,
+                      "XRCETH: no XRC SRQ of the domain, or another one");
         return;
     }
     x->nak_seq_sent = false;

@@ -20,7 +20,7 @@ static uint8_t vrnic_ack_syndrome(const VrnicQp *qp)
 {
     uint32_t credits;
 
-    if (qp->srqn) {
+    if (qp->srqn || qp->type == VRNIC_QP_TYPE_XRC_TGT) {
         credits = VRNIC_AETH_CREDITS_INVALID;
     } else if (!qp->rq.log_depth) {
         credits = 0;
@@ -72,8 +72,9 @@ static void vrnic_resp_rd_done(VrnicXport *x, const VrnicResp *e)
     }
 }
 
-VrnicResp *vrnic_resp_push(VrnicXport *x)
+VrnicResp *vrnic_resp_push(VrnicQp *qp)
 {
+    VrnicXport *x = qp->x;
     VrnicResp *e;
 
     if (x->q_tail - x->q_head >= x->q_size) {
@@ -81,6 +82,7 @@ VrnicResp *vrnic_resp_push(VrnicXport *x)
     }
     e = &x->q[x->q_tail % x->q_size];
     memset(e, 0, sizeof(*e));
+    e->pdn = qp->pdn;
     x->q_tail++;
     return e;
 }
@@ -114,7 +116,7 @@ bool vrnic_resp_ack(VrnicQp *qp, uint32_t psn, bool nak, uint8_t syn)
         }
     }
     if (!e) {
-        e = vrnic_resp_push(x);
+        e = vrnic_resp_push(qp);
         if (!e) {
             return false;
         }
@@ -143,6 +145,8 @@ static VrnicRespOut vrnic_resp_send(VrnicCore *core, uint32_t qpn,
     size_t off, flen;
     bool loop;
 
+    /* Built as RC's; an XRC target answers in the XRC class. */
+    h->bth.opcode |= vrnic_qp_transport(qp);
     path = vrnic_xport_path(core, qp, qpn, &qp->attr.av,
                             le32_to_cpu(qp->attr.dest_qpn));
     if (!path) {
@@ -164,8 +168,8 @@ static VrnicRespOut vrnic_resp_send(VrnicCore *core, uint32_t qpn,
         return VRNIC_RESP_OUT_BAD_READ;
     }
     flen = vrnic_pkt_finish(frame, sizeof(frame));
-    if (h->bth.opcode == VRNIC_OP(RC, ACK) ||
-        h->bth.opcode == VRNIC_OP(RC, ATOMIC_ACK)) {
+    if ((h->bth.opcode & ~VRNIC_IB_TRANSPORT_MASK) == VRNIC_IB_ACK ||
+        (h->bth.opcode & ~VRNIC_IB_TRANSPORT_MASK) == VRNIC_IB_ATOMIC_ACK) {
         trace_vrnic_rx_ack_send(qpn, h->bth.psn, h->aeth.syndrome,
                                 h->aeth.msn);
     }
@@ -241,7 +245,7 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
                                   VRNIC_OP(RC, READ_RESP_MIDDLE);
             h.bth.psn = vrnic_psn_add(e->psn, idx);
             if (plen && (!vrnic_qp_grants(qp, VRNIC_ACCESS_REMOTE_READ) ||
-                         vrnic_rkey_check(core, e->rkey, qpn, qp->pdn,
+                         vrnic_rkey_check(core, e->rkey, qpn, e->pdn,
                                           VRNIC_ACCESS_REMOTE_READ,
                                           e->va + e->off, plen, &mr))) {
                 vrnic_resp_read_fail(core, qpn, qp, &h);

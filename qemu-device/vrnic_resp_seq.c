@@ -276,7 +276,7 @@ static void vrnic_rx_dup_read(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     if (x->rd_pending >= MAX(qp->attr.max_dest_rd_atomic, 1)) {
         return;
     }
-    e = vrnic_resp_push(x);
+    e = vrnic_resp_push(qp);
     if (e) {
         e->kind = VRNIC_RESP_READ;
         e->psn = pkt->hdr.bth.psn;
@@ -310,7 +310,7 @@ static void vrnic_rx_dup_atomic(VrnicCore *core, VrnicQp *qp, uint32_t psn)
         if (!r->valid || r->psn != psn) {
             continue;
         }
-        e = vrnic_resp_push(x);
+        e = vrnic_resp_push(qp);
         if (e) {
             e->kind = r->kind;
             e->psn = psn;

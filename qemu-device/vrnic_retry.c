@@ -385,7 +385,7 @@ void vrnic_xport_timer(VrnicCore *core, int64_t now)
         VrnicQp *qp = &core->obj.qps[qpn];
         VrnicXport *x = qp->x;
 
-        if (!qp->live || qp->type != VRNIC_QP_TYPE_RC ||
+        if (!qp->live || !vrnic_qp_reliable(qp) ||
             (qp->state != VRNIC_QPS_RTS && qp->state != VRNIC_QPS_SQD)) {
             continue;
         }

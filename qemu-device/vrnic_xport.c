@@ -68,6 +68,7 @@ void vrnic_xport_err(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
             .status = VRNIC_WC_WR_FLUSH_ERR,
         };
 
+        vrnic_xrc_cqe(qp, &e);
         vrnic_cq_post(core, qp->recv_cqn, &e);
     }
     /*

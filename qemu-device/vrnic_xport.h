@@ -190,6 +190,7 @@ typedef struct VrnicResp {
     uint32_t msn;
     uint64_t va;            /* READ */
     uint32_t rkey;
+    uint32_t pdn;           /* READ: the PD rkey belongs to (XRC: the SRQ's) */
     uint32_t len;
     uint32_t off;           /* READ: bytes sent */
     bool replay;            /* READ/ATOMIC/RD_ACK: answers a duplicate */
@@ -411,7 +412,7 @@ void vrnic_rx_rc(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                  const uint8_t *frame, const VrnicPkt *pkt);
 
 /* vrnic_resp_queue.c */
-VrnicResp *vrnic_resp_push(VrnicXport *x);
+VrnicResp *vrnic_resp_push(VrnicQp *qp);
 bool vrnic_resp_ack(VrnicQp *qp, uint32_t psn, bool nak, uint8_t syn);
 /* Send queued responder output, within a budget; re-kicks when left. */
 void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
@@ -465,6 +466,30 @@ static inline bool vrnic_op_is_rd(uint8_t op)
 static inline bool vrnic_qp_grants(const VrnicQp *qp, uint32_t right)
 {
     return le32_to_cpu(qp->attr.access) & right;
+}
+
+/* RC, or one of XRC's halves: the reliable connected transport. */
+static inline bool vrnic_qp_reliable(const VrnicQp *qp)
+{
+    return qp->type == VRNIC_QP_TYPE_RC ||
+           qp->type == VRNIC_QP_TYPE_XRC_INI ||
+           qp->type == VRNIC_QP_TYPE_XRC_TGT;
+}
+
+/* The transport class (opcode bits 7:5) of the QP's packets. */
+static inline uint8_t vrnic_qp_transport(const VrnicQp *qp)
+{
+    switch (qp->type) {
+    case VRNIC_QP_TYPE_RC:
+        return VRNIC_IB_RC;
+    case VRNIC_QP_TYPE_UC:
+        return VRNIC_IB_UC;
+    case VRNIC_QP_TYPE_XRC_INI:
+    case VRNIC_QP_TYPE_XRC_TGT:
+        return VRNIC_IB_XRC;
+    default:
+        return VRNIC_IB_UD;
+    }
 }
 
 static inline uint8_t vrnic_nak_syn(uint8_t code)

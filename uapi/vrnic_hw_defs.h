@@ -296,6 +296,9 @@ enum vrnic_aq_opcode {
 	/* VRNIC_DEVICE_CAP_RSS (see "Receive-side scaling" below) */
 	VRNIC_AQ_OP_CREATE_RSS = 0x2d,
 	VRNIC_AQ_OP_DESTROY_RSS = 0x2e,
+	/* VRNIC_DEVICE_CAP_XRC (see "XRC" below) */
+	VRNIC_AQ_OP_ALLOC_XRCD = 0x2f,
+	VRNIC_AQ_OP_DEALLOC_XRCD = 0x30,
 };
 
 enum vrnic_aq_status {
@@ -440,7 +443,9 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 /*
  * device_caps (interface 1.1; the field was reserved and zero before the
  * transport existed, so a driver that sees 0 must assume no capability):
- * 31:8 : reserved
+ * 31:9 : reserved
+ * 8    : xrc - ALLOC_XRCD/DEALLOC_XRCD, XRC SRQs, VRNIC_QP_TYPE_XRC_INI
+ *        and VRNIC_QP_TYPE_XRC_TGT QPs: the XRC transport (see "XRC")
  * 7    : rss - CREATE_RSS/DESTROY_RSS: receive-side scaling contexts that
  *        spread the frames a flow rule steers to them over receive-only
  *        raw packet QPs by a Toeplitz hash (see "Receive-side scaling")
@@ -476,6 +481,7 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 #define VRNIC_DEVICE_CAP_TIMESTAMP	VRNIC_BIT(5)
 #define VRNIC_DEVICE_CAP_RAW_PACKET	VRNIC_BIT(6)
 #define VRNIC_DEVICE_CAP_RSS		VRNIC_BIT(7)
+#define VRNIC_DEVICE_CAP_XRC		VRNIC_BIT(8)
 
 /* Answer to QUERY_PORT (port 1, the only port). */
 struct vrnic_port_attr {
@@ -1156,7 +1162,7 @@ struct vrnic_cqe {
 	__le32 byte_len;
 	__le32 imm_data;	/* network order as received; or invalidated rkey */
 	__le32 qpn;
-	__le32 src_qp;		/* UD receives */
+	__le32 src_qp;		/* UD receives; XRC SRQ receives: the srqn */
 	__u8 opcode;		/* enum vrnic_cqe_opcode */
 	__u8 status;		/* enum vrnic_wc_status */
 	__u8 flags;		/* VRNIC_CQE_FLAG_* */
@@ -1172,6 +1178,7 @@ static_assert(sizeof(struct vrnic_cqe) == VRNIC_CQE_SIZE, "vrnic_cqe");
 #define VRNIC_CQE_FLAG_INV		VRNIC_BIT(1)
 #define VRNIC_CQE_FLAG_GRH		VRNIC_BIT(2)
 #define VRNIC_CQE_FLAG_SOLICITED	VRNIC_BIT(3)
+#define VRNIC_CQE_FLAG_XRC		VRNIC_BIT(4)	/* src_qp = the XRC srqn */
 
 /*
  * The CQE of a CQ created with VRNIC_CQ_FLAG_TIMESTAMP: the same first 32
@@ -1260,6 +1267,8 @@ enum vrnic_qp_type {
 	VRNIC_QP_TYPE_UD = 3,
 	VRNIC_QP_TYPE_GSI = 4,	/* UD semantics, qpn 1, one per device */
 	VRNIC_QP_TYPE_RAW_PACKET = 5,	/* VRNIC_DEVICE_CAP_RAW_PACKET */
+	VRNIC_QP_TYPE_XRC_INI = 6,	/* VRNIC_DEVICE_CAP_XRC: initiator */
+	VRNIC_QP_TYPE_XRC_TGT = 7,	/* VRNIC_DEVICE_CAP_XRC: target */
 };
 
 enum vrnic_qp_state {
@@ -1298,7 +1307,7 @@ struct vrnic_aq_create_qp {
 	__le32 srqn;		/* 0 = own RQ */
 	__le32 uctx;
 	__le32 rq_offset;	/* byte offset of the RQ ring in mem */
-	__le32 rsvd1;
+	__le32 xrcdn;		/* VRNIC_QP_TYPE_XRC_TGT only, else 0 */
 	struct vrnic_mem_desc mem;
 	__u8 rsvd2[8];
 };
@@ -1439,6 +1448,50 @@ struct vrnic_aq_create_rss {
 static_assert(sizeof(struct vrnic_aq_create_rss) == VRNIC_AQ_CMD_SIZE, "create_rss");
 
 /*
+ * XRC (VRNIC_DEVICE_CAP_XRC; IBTA annex A14, eXtended Reliable Connected).
+ * An XRC domain groups XRC SRQs and XRC target QPs; it belongs to no
+ * context (processes share one), so ALLOC_XRCD takes none: result =
+ * xrcdn, 1 .. VRNIC_XRCD_MAX (NO_RESOURCES past it); the reserved bytes
+ * are 0. DEALLOC_XRCD: vrnic_aq_destroy, handle = xrcdn; BAD_STATE while
+ * an SRQ or QP names the domain.
+ *
+ * - XRC SRQ: CREATE_SRQ with xrcdn != 0 and cqn, a CQ of the SRQ's uctx
+ *   (basic SRQs: both 0). Its receive WQEs take the SENDs that name it.
+ * - XRC_INI QP (the sender): an RC send queue and no receive side:
+ *   recv_cqn, srqn and rq_log_depth 0. Each send WQE names the remote
+ *   XRC SRQ in xrc_srqn (24 bits); the opcodes of RC (no ATOMIC WRITE,
+ *   FLUSH). Attributes and states as RC, but no receive-side attributes.
+ * - XRC_TGT QP (the receiver): uctx 0; xrcdn names its domain; no rings:
+ *   pdn, send_cqn, recv_cqn, srqn, the depths, shifts, SGE and inline
+ *   counts, rq_offset and mem all 0. It answers requests like an RC
+ *   responder and never sends requests. RESET->INIT: pkey, port, access;
+ *   INIT->RTR: av, path_mtu, dest_qpn, rq_psn, max_dest_rd_atomic,
+ *   min_rnr_timer; RTR->RTS: timeout, sq_psn (min_rnr_timer, access
+ *   optional).
+ * Wire: the XRC transport class (0xA0 | the RC operation; no ATOMIC
+ * WRITE, FLUSH) with the XRC extended transport header (XRCETH: 31:24
+ * reserved, 23:0 the XRC SRQ) right after the BTH of every request
+ * packet; responses carry none. At the target every request packet's
+ * XRCETH must name an XRC SRQ of the target's domain, the same one for
+ * every packet of a message; else NAK REMOTE_ACCESS and the QP goes to
+ * ERR, as after any error an RC responder NAKs. The SRQ decides what the
+ * request may touch: R_Keys and the receive WQE's L_Keys are checked
+ * against the SRQ's PD, rights against the target QP's access. A SEND
+ * (or WRITE with immediate) takes a WQE of that SRQ (none: RNR NAK) and
+ * completes on the SRQ's CQ: qpn = the target QP, src_qp = the srqn,
+ * flag VRNIC_CQE_FLAG_XRC (also when it completes in error). A
+ * target's ACKs give no end-to-end credits (code 0x1F).
+ */
+#define VRNIC_XRCD_MAX			64
+
+struct vrnic_aq_alloc_xrcd {
+	struct vrnic_aq_hdr hdr;
+	__u8 rsvd0[120];
+};
+
+static_assert(sizeof(struct vrnic_aq_alloc_xrcd) == VRNIC_AQ_CMD_SIZE, "alloc_xrcd");
+
+/*
  * QP attributes for MODIFY_QP (attr_mask selects which are applied, IBTA
  * rules enforced: the device refuses a transition or an attribute the
  * current state/transition does not allow with BAD_STATE / BAD_FIELD) and
@@ -1536,7 +1589,9 @@ struct vrnic_aq_create_srq {
 	__u8 max_sge;
 	__u8 rsvd0;
 	struct vrnic_mem_desc mem;
-	__u8 rsvd1[24];
+	__le32 xrcdn;		/* 0: a basic SRQ; else an XRC SRQ ("XRC") */
+	__le32 cqn;		/* XRC SRQ: its CQ; basic SRQ: 0 */
+	__u8 rsvd1[16];
 };
 
 static_assert(sizeof(struct vrnic_aq_create_srq) == VRNIC_AQ_CMD_SIZE, "create_srq");
@@ -1628,7 +1683,8 @@ struct vrnic_send_wqe {
 	__le64 remote_addr;
 	__le64 compare_add;	/* atomics; ATOMIC_WRITE: the 8 bytes; FLUSH: length */
 	__le64 swap;		/* CMP_SWP; FLUSH: VRNIC_FLUSH_* */
-	__u8 rsvd1[16];
+	__le32 xrc_srqn;	/* XRC_INI QPs: the remote XRC SRQ (23:0) */
+	__u8 rsvd1[12];
 };
 
 static_assert(sizeof(struct vrnic_send_wqe) == 64, "vrnic_send_wqe");

@@ -231,6 +231,7 @@ static const uint16_t opcodes[] = {
     VRNIC_AQ_OP_DETACH_MCAST, VRNIC_AQ_OP_ALLOC_MW, VRNIC_AQ_OP_DEALLOC_MW,
     VRNIC_AQ_OP_ALLOC_MR, VRNIC_AQ_OP_CREATE_FLOW, VRNIC_AQ_OP_DESTROY_FLOW,
     VRNIC_AQ_OP_CREATE_RSS, VRNIC_AQ_OP_DESTROY_RSS,
+    VRNIC_AQ_OP_ALLOC_XRCD, VRNIC_AQ_OP_DEALLOC_XRCD,
 };
 static_assert(sizeof(opcodes) / sizeof(opcodes[0]) == SEED_ADMIN_OPCODES,
               "the seeds build each opcode by its index");
@@ -312,7 +313,13 @@ static void build_cmd(FuzzIn *in, FuzzCmd *c)
     case VRNIC_AQ_OP_DESTROY_CQ:
     case VRNIC_AQ_OP_DESTROY_QP:
     case VRNIC_AQ_OP_DESTROY_SRQ:
+    case VRNIC_AQ_OP_DEALLOC_XRCD:
         c->destroy.handle = htole32(pick_num(in));
+        break;
+    case VRNIC_AQ_OP_ALLOC_XRCD:
+        if (fin_u8(in) & 1) {
+            c->raw[8 + fin_u8(in) % 120] = fin_u8(in);  /* reserved */
+        }
         break;
     case VRNIC_AQ_OP_ALLOC_PD:
         c->pd.uctx = htole32(fin_u8(in) % 5);
@@ -370,7 +377,7 @@ static void build_cmd(FuzzIn *in, FuzzCmd *c)
         uint8_t g = fin_u8(in);
         uint32_t sq, rq;
 
-        c->qp.type = 1 + g % 5;
+        c->qp.type = 1 + g % 7;
         c->qp.sq_log_depth = fin_u8(in) % 8;
         c->qp.sq_wqe_shift = 6 + fin_u8(in) % 4;
         if (c->qp.type == VRNIC_QP_TYPE_RAW_PACKET && !c->qp.sq_log_depth &&
@@ -393,6 +400,19 @@ static void build_cmd(FuzzIn *in, FuzzCmd *c)
              1u << (c->qp.rq_log_depth + c->qp.rq_wqe_shift) : 0;
         c->qp.rq_offset = htole32((g & 0x80) ? fin_u32(in) : rq ? sq : 0);
         pick_mem(in, &c->qp.mem, sq + rq);
+        if (g & 0x08) {
+            /* XRC: the domain, and mostly the fields its type wants. */
+            c->qp.xrcdn = htole32(pick_num(in));
+            if (c->qp.type == VRNIC_QP_TYPE_XRC_TGT && (g & 0x04)) {
+                *c = (FuzzCmd) { .qp.hdr = c->qp.hdr,
+                                 .qp.type = VRNIC_QP_TYPE_XRC_TGT,
+                                 .qp.xrcdn = c->qp.xrcdn };
+            } else if (c->qp.type == VRNIC_QP_TYPE_XRC_INI && (g & 0x04)) {
+                c->qp.xrcdn = 0;
+                c->qp.recv_cqn = c->qp.srqn = 0;
+                c->qp.rq_log_depth = 0;
+            }
+        }
         break;
     }
     case VRNIC_AQ_OP_MODIFY_QP: {
@@ -419,6 +439,10 @@ static void build_cmd(FuzzIn *in, FuzzCmd *c)
             c->srq.wqe_shift = shift;
             c->srq.max_sge = fin_u8(in) % 6;
             pick_mem(in, &c->srq.mem, 1u << (log + shift));
+            if (fin_u8(in) & 1) {                   /* an XRC SRQ */
+                c->srq.xrcdn = htole32(pick_num(in));
+                c->srq.cqn = htole32(pick_num(in));
+            }
         }
         break;
     }

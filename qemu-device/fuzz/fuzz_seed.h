@@ -42,7 +42,7 @@ enum {
 };
 #define ADM_FRAME_BYTES         2048    /* frame bytes an ADM_FRAME carries */
 /* ADM_CMD's selector byte % this: the index of an opcode in its table. */
-#define SEED_ADMIN_OPCODES      36
+#define SEED_ADMIN_OPCODES      38
 
 /* fuzz_wqe: operation = first byte & 0x7f, bit 7 = node B. */
 enum {

@@ -217,7 +217,8 @@ static void check_device_attr(QVrnic *d, const struct vrnic_device_attr *a)
                     VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_DEVICE_MEM |
                     VRNIC_DEVICE_CAP_ON_DEMAND | VRNIC_DEVICE_CAP_ATOMIC_WRITE |
                     VRNIC_DEVICE_CAP_FLUSH | VRNIC_DEVICE_CAP_TIMESTAMP |
-                    VRNIC_DEVICE_CAP_RAW_PACKET | VRNIC_DEVICE_CAP_RSS);
+                    VRNIC_DEVICE_CAP_RAW_PACKET | VRNIC_DEVICE_CAP_RSS |
+                    VRNIC_DEVICE_CAP_XRC);
 }
 
 static void test_admin(void *obj, void *data, QGuestAllocator *alloc)
@@ -271,7 +272,7 @@ static void test_admin(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(qvrnic_admin_cmd(d, &q, NULL), ==,
                      VRNIC_AQ_STS_BAD_OPCODE);
     /* past the last one */
-    q.hdr.opcode = cpu_to_le16(VRNIC_AQ_OP_DESTROY_RSS + 1);
+    q.hdr.opcode = cpu_to_le16(VRNIC_AQ_OP_DEALLOC_XRCD + 1);
     g_assert_cmpuint(qvrnic_admin_cmd(d, &q, NULL), ==,
                      VRNIC_AQ_STS_BAD_OPCODE);
     /* hdr.rsvd0 is checked before the opcode. */

@@ -309,6 +309,21 @@ static inline struct vrnic_qp_attr good_attr(void)
     return a;
 }
 
+/* CREATE_SRQ of 8 one-SGE WQEs in a fresh page (*mem). */
+static inline void srq_cmd(AnyCmd *c, FakeBus *f, uint32_t pdn, uint32_t uctx,
+                           uint32_t limit, uint64_t *mem)
+{
+    *mem = obj_alloc(f, 4096, 4096);
+    cmd_init(c, VRNIC_AQ_OP_CREATE_SRQ);
+    c->srq.pdn = htole32(pdn);
+    c->srq.uctx = htole32(uctx);
+    c->srq.limit = htole32(limit);
+    c->srq.log_depth = 3;
+    c->srq.wqe_shift = 5;
+    c->srq.max_sge = 1;
+    mem_inline(&c->srq.mem, *mem, 8 * 32);
+}
+
 /* An SRQ of 8 one-SGE WQEs in a fresh page (*mem); 0 when refused. */
 static inline uint32_t create_srq(FakeBus *f, uint32_t pdn, uint32_t uctx,
                                   uint32_t limit, uint64_t *mem)
@@ -316,15 +331,7 @@ static inline uint32_t create_srq(FakeBus *f, uint32_t pdn, uint32_t uctx,
     AnyCmd c;
     uint64_t r;
 
-    *mem = obj_alloc(f, 4096, 4096);
-    cmd_init(&c, VRNIC_AQ_OP_CREATE_SRQ);
-    c.srq.pdn = htole32(pdn);
-    c.srq.uctx = htole32(uctx);
-    c.srq.limit = htole32(limit);
-    c.srq.log_depth = 3;
-    c.srq.wqe_shift = 5;
-    c.srq.max_sge = 1;
-    mem_inline(&c.srq.mem, *mem, 8 * 32);
+    srq_cmd(&c, f, pdn, uctx, limit, mem);
     return run(f, &c, &r) == 0 ? r : 0;
 }
 
@@ -349,10 +356,12 @@ static inline uint32_t req_rtr(uint8_t type)
 {
     switch (type) {
     case VRNIC_QP_TYPE_RC:
+    case VRNIC_QP_TYPE_XRC_TGT:
         return VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_PATH_MTU |
                VRNIC_QP_ATTR_DEST_QPN | VRNIC_QP_ATTR_RQ_PSN |
                VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC | VRNIC_QP_ATTR_MIN_RNR_TIMER;
     case VRNIC_QP_TYPE_UC:
+    case VRNIC_QP_TYPE_XRC_INI:
         return VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_PATH_MTU |
                VRNIC_QP_ATTR_DEST_QPN | VRNIC_QP_ATTR_RQ_PSN;
     default:
@@ -362,10 +371,13 @@ static inline uint32_t req_rtr(uint8_t type)
 
 static inline uint32_t req_rts(uint8_t type)
 {
-    if (type == VRNIC_QP_TYPE_RC) {
+    if (type == VRNIC_QP_TYPE_RC || type == VRNIC_QP_TYPE_XRC_INI) {
         return VRNIC_QP_ATTR_TIMEOUT | VRNIC_QP_ATTR_RETRY_CNT |
                VRNIC_QP_ATTR_RNR_RETRY | VRNIC_QP_ATTR_SQ_PSN |
                VRNIC_QP_ATTR_MAX_QP_RD_ATOMIC;
+    }
+    if (type == VRNIC_QP_TYPE_XRC_TGT) {
+        return VRNIC_QP_ATTR_TIMEOUT | VRNIC_QP_ATTR_SQ_PSN;
     }
     if (type == VRNIC_QP_TYPE_RAW_PACKET) {
         return 0;

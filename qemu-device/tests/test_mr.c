@@ -385,7 +385,8 @@ TEST(dm_mr_refused_without_device_memory)
     ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_ON_DEMAND |
               VRNIC_DEVICE_CAP_ATOMIC_WRITE | VRNIC_DEVICE_CAP_FLUSH |
               VRNIC_DEVICE_CAP_TIMESTAMP |
-              VRNIC_DEVICE_CAP_RAW_PACKET | VRNIC_DEVICE_CAP_RSS,
+              VRNIC_DEVICE_CAP_RAW_PACKET | VRNIC_DEVICE_CAP_RSS |
+              VRNIC_DEVICE_CAP_XRC,
               query_device_caps(f));
     fake_free(f);
 }
@@ -395,7 +396,8 @@ TEST_F(dm, query_device_reports_cap)
     ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_DEVICE_MEM |
               VRNIC_DEVICE_CAP_ON_DEMAND | VRNIC_DEVICE_CAP_ATOMIC_WRITE |
               VRNIC_DEVICE_CAP_FLUSH | VRNIC_DEVICE_CAP_TIMESTAMP |
-              VRNIC_DEVICE_CAP_RAW_PACKET | VRNIC_DEVICE_CAP_RSS,
+              VRNIC_DEVICE_CAP_RAW_PACKET | VRNIC_DEVICE_CAP_RSS |
+              VRNIC_DEVICE_CAP_XRC,
               query_device_caps(self->f));
 }
 

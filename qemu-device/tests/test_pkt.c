@@ -111,6 +111,30 @@ static const struct {
     { 0x2b, "RETH IMM", true },     /* UC RDMA WRITE ONLY IMM */
     { 0x64, "DETH", true },         /* UD SEND ONLY */
     { 0x65, "DETH IMM", true },     /* UD SEND ONLY IMM */
+    /* XRC (annex A14): the XRCETH first in every request, none after. */
+    { 0xa0, "XRCETH", true },       /* XRC SEND FIRST */
+    { 0xa1, "XRCETH", true },
+    { 0xa2, "XRCETH", true },
+    { 0xa3, "XRCETH IMM", true },
+    { 0xa4, "XRCETH", true },
+    { 0xa5, "XRCETH IMM", true },   /* XRC SEND ONLY IMM */
+    { 0xa6, "XRCETH RETH", true },  /* XRC RDMA WRITE FIRST */
+    { 0xa7, "XRCETH", true },
+    { 0xa8, "XRCETH", true },
+    { 0xa9, "XRCETH IMM", true },
+    { 0xaa, "XRCETH RETH", true },
+    { 0xab, "XRCETH RETH IMM", true },  /* XRC RDMA WRITE ONLY IMM */
+    { 0xac, "XRCETH RETH", false }, /* XRC RDMA READ REQUEST */
+    { 0xad, "AETH", true },         /* XRC READ RESPONSE FIRST */
+    { 0xae, "", true },
+    { 0xaf, "AETH", true },
+    { 0xb0, "AETH", true },         /* XRC READ RESPONSE ONLY */
+    { 0xb1, "AETH", false },        /* XRC ACKNOWLEDGE */
+    { 0xb2, "AETH ATOMICACK", false },  /* XRC ATOMIC ACKNOWLEDGE */
+    { 0xb3, "XRCETH ATOMIC", false },   /* XRC CMP_SWAP */
+    { 0xb4, "XRCETH ATOMIC", false },   /* XRC FETCH_ADD */
+    { 0xb6, "XRCETH IETH", true },  /* XRC SEND LAST INV */
+    { 0xb7, "XRCETH IETH", true },  /* XRC SEND ONLY INV */
 };
 
 /* Distinctive header values: no two fields share a byte pattern. */
@@ -133,6 +157,7 @@ static VrnicPktHdrs sample_hdrs(uint8_t opcode)
         .atomic_orig = 0x2122232425262728ull,
         .imm = 0xdeadbeef,
         .ieth_rkey = 0xcafef00d,
+        .xrc_srqn = 0x5a6b7c,
     };
     return h;
 }
@@ -146,7 +171,10 @@ static size_t encode_ext(const char *hdrs, const VrnicPktHdrs *h, uint8_t *p)
     snprintf(buf, sizeof(buf), "%s", hdrs);
     for (char *t = strtok_r(buf, " ", &save); t;
          t = strtok_r(NULL, " ", &save)) {
-        if (!strcmp(t, "DETH")) {
+        if (!strcmp(t, "XRCETH")) {
+            put32(p + n, h->xrc_srqn);          /* reserved byte 0 */
+            n += 4;
+        } else if (!strcmp(t, "DETH")) {
             put32(p + n, h->deth.qkey);
             put32(p + n + 4, h->deth.sqpn);     /* reserved byte 0 */
             n += 8;
@@ -357,6 +385,10 @@ TEST(opcode_table)
     ASSERT_EQ(NULL, vrnic_pkt_opinfo(0x44));
     ASSERT_EQ(NULL, vrnic_pkt_opinfo(0x60));
     ASSERT_EQ(NULL, vrnic_pkt_opinfo(0x81));
+    ASSERT_EQ(NULL, vrnic_pkt_opinfo(0xb5));   /* XRC: reserved */
+    ASSERT_EQ(NULL, vrnic_pkt_opinfo(0xbc));   /* XRC FLUSH: not here */
+    ASSERT_EQ(NULL, vrnic_pkt_opinfo(0xbd));   /* XRC ATOMIC WRITE */
+    ASSERT_STREQ("XRC RDMA WRITE ONLY IMM", vrnic_pkt_opinfo(0xab)->name);
     ASSERT_STREQ("RC RDMA READ RESPONSE ONLY", vrnic_pkt_opinfo(0x10)->name);
     ASSERT_STREQ("UD SEND ONLY IMM", vrnic_pkt_opinfo(0x65)->name);
     /* Offsets from the BTH. */
@@ -368,6 +400,10 @@ TEST(opcode_table)
                                        VRNIC_HDR_IMM));
     ASSERT_EQ(0, vrnic_pkt_hdr_offset(VRNIC_OP(RC, SEND_ONLY),
                                       VRNIC_HDR_IMM));
+    ASSERT_EQ(12, vrnic_pkt_hdr_offset(VRNIC_OP(XRC, WRITE_ONLY_IMM),
+                                       VRNIC_HDR_XRCETH));
+    ASSERT_EQ(32, vrnic_pkt_hdr_offset(VRNIC_OP(XRC, WRITE_ONLY_IMM),
+                                       VRNIC_HDR_IMM));
     /* Flags the transport keys on. */
     ASSERT_EQ(VRNIC_OPF_FIRST | VRNIC_OPF_LAST,
               vrnic_pkt_opinfo(VRNIC_OP(RC, READ_RESP_ONLY))->flags &
@@ -492,6 +528,7 @@ static void check_roundtrip(struct __test_metadata *_metadata, size_t idx,
     /* Carried headers decode to the input, the others stay zero. */
 #define EXT(name, field, zero)                                           \
     ASSERT_EQ(strstr(ops[idx].hdrs, name) ? h.field : (zero), p.hdr.field)
+    EXT("XRCETH", xrc_srqn, 0);
     EXT("DETH", deth.qkey, 0);
     EXT("DETH", deth.sqpn, 0);
     EXT("RETH", reth.va, 0);
@@ -1205,6 +1242,7 @@ static const uint8_t trunc_ops[] = {
     VRNIC_OP(RC, WRITE_ONLY_IMM), VRNIC_OP(RC, ATOMIC_ACK),
     VRNIC_OP(UD, SEND_ONLY_IMM), VRNIC_OP(RC, CMP_SWAP),
     VRNIC_OP(RC, SEND_LAST_INV), VRNIC_OP(RC, SEND_ONLY),
+    VRNIC_OP(XRC, WRITE_ONLY_IMM), VRNIC_OP(XRC, FETCH_ADD),
 };
 
 TEST(truncated_at_every_header_boundary)

@@ -347,7 +347,7 @@ TEST_F(qp, malformed_create_commands)
     BAD(VRNIC_AQ_STS_BAD_FIELD, c.qp.rq_offset = htole32(QP_RQ_OFF + 8));
     BAD(VRNIC_AQ_STS_BAD_FIELD, c.qp.rq_offset = htole32(QP_RQ_OFF + 64));
     BAD(VRNIC_AQ_STS_BAD_FIELD, c.qp.rsvd0 = 1);
-    BAD(VRNIC_AQ_STS_BAD_FIELD, c.qp.rsvd1 = htole32(1));
+    BAD(VRNIC_AQ_STS_BAD_FIELD, c.qp.xrcdn = htole32(1)); /* not XRC_TGT */
     BAD(VRNIC_AQ_STS_BAD_FIELD, c.qp.rsvd2[7] = 1);
     BAD(VRNIC_AQ_STS_BAD_FIELD, c.qp.mem.npages = htole32(3));
     BAD(VRNIC_AQ_STS_BAD_FIELD, c.qp.mem.flags = htole32(11));

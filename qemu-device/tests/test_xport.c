@@ -1990,7 +1990,8 @@ TEST(device_caps_atomic)
     ASSERT_EQ(VRNIC_DEVICE_CAP_ATOMIC_HCA | VRNIC_DEVICE_CAP_ON_DEMAND |
               VRNIC_DEVICE_CAP_ATOMIC_WRITE | VRNIC_DEVICE_CAP_FLUSH |
               VRNIC_DEVICE_CAP_TIMESTAMP |
-              VRNIC_DEVICE_CAP_RAW_PACKET | VRNIC_DEVICE_CAP_RSS,
+              VRNIC_DEVICE_CAP_RAW_PACKET | VRNIC_DEVICE_CAP_RSS |
+              VRNIC_DEVICE_CAP_XRC,
               le32toh(a->device_caps));
     fake_free(f);
 }
