@@ -66,6 +66,7 @@ enum vrnic_res_type {
 	VRNIC_RES_SRQ,
 	VRNIC_RES_AH,
 	VRNIC_RES_UCTX,
+	VRNIC_RES_XRCD,
 	VRNIC_RES_MAX
 };
 
@@ -128,6 +129,8 @@ struct vrnic_dev {
 	bool has_raw;
 	/* VRNIC_DEVICE_CAP_RSS: receive WQs, indirection tables, RSS QPs */
 	bool has_rss;
+	/* VRNIC_DEVICE_CAP_XRC: XRC domains, SRQs and QPs (vrnic_xrc.c) */
+	bool has_xrc;
 	atomic_t rwq_ind_tbl_num;	/* the last indirection table number */
 	struct xarray odp_xa;	/* ODP MRs by key index, for page faults */
 	struct srcu_struct odp_srcu;	/* a fault's MR against dereg_mr */
@@ -149,7 +152,8 @@ struct vrnic_dev {
 	 * synchronize_irq() on every vector that can look the object up (the
 	 * CQ's EQ vector and vector 0) before freeing it. Kernel poll_cq also
 	 * looks QPs up, under the CQ lock: destroy_qp erases the QP under the
-	 * locks of both of its CQs.
+	 * locks of both of its CQs. An XRC target QP has no CQs; its QPN is
+	 * only in the CQEs of XRC SRQs, whose CQs are user CQs (vrnic_xrc.c).
 	 */
 	struct xarray cq_xa;
 	struct xarray qp_xa;
@@ -211,6 +215,12 @@ struct vrnic_kbuf {
 struct vrnic_pd {
 	struct ib_pd ibpd;
 	u32 pdn;
+};
+
+/* An XRC domain; ib_core keeps its target QPs (ib_xrcd.tgt_qps). */
+struct vrnic_xrcd {
+	struct ib_xrcd ibxrcd;
+	u32 xrcdn;
 };
 
 struct vrnic_mr {
@@ -330,7 +340,7 @@ struct vrnic_odp_fault {
 struct vrnic_qp {
 	struct ib_qp ibqp;
 	u32 qpn;		/* an RSS QP: the RSS context's number */
-	bool kernel;
+	bool kernel;		/* has kernel rings (an XRC target has none) */
 	bool rss;		/* has an indirection table (vrnic_rss.c) */
 	struct vrnic_mem mem;
 	struct ib_qp_cap cap;	/* what was granted */
@@ -434,6 +444,11 @@ to_vucontext(struct ib_ucontext *ibucontext)
 static inline struct vrnic_pd *to_vpd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct vrnic_pd, ibpd);
+}
+
+static inline struct vrnic_xrcd *to_vxrcd(struct ib_xrcd *ibxrcd)
+{
+	return container_of(ibxrcd, struct vrnic_xrcd, ibxrcd);
 }
 
 static inline struct vrnic_mr *to_vmr(struct ib_mr *ibmr)
@@ -607,6 +622,12 @@ int vrnic_destroy_rwq_ind_table(struct ib_rwq_ind_table *tbl);
 int vrnic_create_rss_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 			struct ib_qp_init_attr *init_attr,
 			struct ib_udata *udata);
+
+/* vrnic_xrc.c */
+int vrnic_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int vrnic_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int vrnic_create_xrc_tgt_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
+			    struct ib_qp_init_attr *init_attr);
 
 /* vrnic_qp.c */
 int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

@@ -193,7 +193,7 @@ int vrnic_cmd_create_eq(struct vrnic_cmdq *cmdq, dma_addr_t ring,
 
 /*
  * DESTROY_EQ, DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP, DESTROY_SRQ,
- * DESTROY_FLOW, DESTROY_RSS
+ * DESTROY_FLOW, DESTROY_RSS, DEALLOC_XRCD
  */
 int vrnic_cmd_destroy(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
 		      u32 handle)
@@ -217,6 +217,20 @@ int vrnic_cmd_alloc_pd(struct vrnic_cmdq *cmdq, u32 uctx, u32 *pdn)
 	if (err)
 		return err;
 	return vrnic_cmd_objnum(cmdq, VRNIC_AQ_OP_ALLOC_PD, result, pdn);
+}
+
+/* ALLOC_XRCD: a domain of no context (processes share it). */
+int vrnic_cmd_alloc_xrcd(struct vrnic_cmdq *cmdq, u32 *xrcdn)
+{
+	union vrnic_aq_cmd cmd;
+	u64 result;
+	int err;
+
+	vrnic_cmd_init(&cmd, VRNIC_AQ_OP_ALLOC_XRCD);
+	err = vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, &result);
+	if (err)
+		return err;
+	return vrnic_cmd_objnum(cmdq, VRNIC_AQ_OP_ALLOC_XRCD, result, xrcdn);
 }
 
 int vrnic_cmd_alloc_mw(struct vrnic_cmdq *cmdq, u32 pdn, u8 type,
@@ -448,7 +462,9 @@ int vrnic_cmd_create_qp(struct vrnic_cmdq *cmdq,
 	c->srqn = cpu_to_le32(p->srqn);
 	c->uctx = cpu_to_le32(p->uctx);
 	c->rq_offset = cpu_to_le32(p->rq_offset);
-	c->mem = *p->mem;
+	c->xrcdn = cpu_to_le32(p->xrcdn);
+	if (p->mem)
+		c->mem = *p->mem;
 	err = vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, &result);
 	if (err)
 		return err;
@@ -492,6 +508,8 @@ int vrnic_cmd_create_srq(struct vrnic_cmdq *cmdq,
 	cmd.create_srq.wqe_shift = p->wqe_shift;
 	cmd.create_srq.max_sge = p->max_sge;
 	cmd.create_srq.mem = *p->mem;
+	cmd.create_srq.xrcdn = cpu_to_le32(p->xrcdn);
+	cmd.create_srq.cqn = cpu_to_le32(p->cqn);
 	err = vrnic_cmdq_exec(cmdq, &cmd, NULL, 0, &result);
 	if (err)
 		return err;

@@ -90,7 +90,8 @@ struct vrnic_cmd_qp_params {
 	u32 srqn;
 	u32 uctx;
 	u32 rq_offset;
-	const struct vrnic_mem_desc *mem;
+	u32 xrcdn;		/* VRNIC_QP_TYPE_XRC_TGT only */
+	const struct vrnic_mem_desc *mem;	/* NULL: none (an XRC target) */
 };
 
 struct vrnic_cmd_srq_params {
@@ -100,6 +101,8 @@ struct vrnic_cmd_srq_params {
 	u8 log_depth;
 	u8 wqe_shift;
 	u8 max_sge;
+	u32 xrcdn;		/* an XRC SRQ's domain; 0: a basic SRQ */
+	u32 cqn;		/* an XRC SRQ's CQ; 0: a basic SRQ */
 	const struct vrnic_mem_desc *mem;
 };
 
@@ -148,6 +151,7 @@ int vrnic_cmd_create_eq(struct vrnic_cmdq *cmdq, dma_addr_t ring,
 int vrnic_cmd_destroy(struct vrnic_cmdq *cmdq, enum vrnic_aq_opcode op,
 		      u32 handle);
 int vrnic_cmd_alloc_pd(struct vrnic_cmdq *cmdq, u32 uctx, u32 *pdn);
+int vrnic_cmd_alloc_xrcd(struct vrnic_cmdq *cmdq, u32 *xrcdn);
 int vrnic_cmd_alloc_mw(struct vrnic_cmdq *cmdq, u32 pdn, u8 type,
 		       u8 key_byte, u32 *key);
 int vrnic_cmd_alloc_mr(struct vrnic_cmdq *cmdq, u32 pdn, u32 max_pages,

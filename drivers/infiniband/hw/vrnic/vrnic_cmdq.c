@@ -70,6 +70,8 @@ static const char *const vrnic_cmdq_opcode_names[] = {
 	[VRNIC_AQ_OP_DESTROY_FLOW] = "DESTROY_FLOW",
 	[VRNIC_AQ_OP_CREATE_RSS] = "CREATE_RSS",
 	[VRNIC_AQ_OP_DESTROY_RSS] = "DESTROY_RSS",
+	[VRNIC_AQ_OP_ALLOC_XRCD] = "ALLOC_XRCD",
+	[VRNIC_AQ_OP_DEALLOC_XRCD] = "DEALLOC_XRCD",
 };
 
 const char *vrnic_cmdq_opcode_str(u16 opcode)

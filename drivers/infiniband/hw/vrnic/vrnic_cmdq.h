@@ -40,6 +40,7 @@ union vrnic_aq_cmd {
 	struct vrnic_aq_odp_invalidate odp_invalidate;
 	struct vrnic_aq_create_flow create_flow;
 	struct vrnic_aq_create_rss create_rss;
+	struct vrnic_aq_alloc_xrcd alloc_xrcd;
 	u8 raw[VRNIC_AQ_CMD_SIZE];
 };
 

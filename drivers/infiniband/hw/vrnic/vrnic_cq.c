@@ -151,6 +151,10 @@ static int vrnic_cq_decode(struct vrnic_cq *cq, struct vrnic_cqe *cqe,
 	if (!qpn)
 		return -ENOENT;	/* cleaned: its QP was destroyed or reset */
 	qp = xa_load(&vdev->qp_xa, qpn);
+	/*
+	 * Never a user QP, nor an XRC target (VRNIC_CQE_FLAG_XRC CQEs go to
+	 * XRC SRQs' CQs, all user CQs: vrnic_xrc.c) unless the device erred.
+	 */
 	if (!qp || !qp->kernel) {
 		ibdev_warn_ratelimited(&vdev->ibdev,
 				       "CQ %u: CQE for unknown qpn %u dropped\n",

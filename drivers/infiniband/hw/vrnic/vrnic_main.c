@@ -113,6 +113,17 @@ static const struct ib_device_ops vrnic_rss_ops = {
 	.size_ib_rwq_ind_table = sizeof(struct ib_rwq_ind_table),
 };
 
+/*
+ * XRC (VRNIC_DEVICE_CAP_XRC): domains. XRC SRQs and QPs come through the
+ * object verbs, which refuse them without the capability.
+ */
+static const struct ib_device_ops vrnic_xrc_ops = {
+	.alloc_xrcd = vrnic_alloc_xrcd,
+	.dealloc_xrcd = vrnic_dealloc_xrcd,
+
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, vrnic_xrcd, ibxrcd),
+};
+
 /* Device memory (interface 1.3, when the device has a BAR5): ibv_alloc_dm. */
 static const struct ib_device_ops vrnic_dm_ops = {
 	.alloc_dm = vrnic_alloc_dm,
@@ -246,6 +257,7 @@ static int vrnic_res_count_show(struct seq_file *s, void *v)
 		[VRNIC_RES_SRQ] = "srq",
 		[VRNIC_RES_AH] = "ah",
 		[VRNIC_RES_UCTX] = "uctx",
+		[VRNIC_RES_XRCD] = "xrcd",
 	};
 	struct vrnic_dev *vdev = s->private;
 	unsigned int i;
@@ -600,6 +612,7 @@ static int vrnic_objects_init(struct vrnic_dev *vdev)
 	vdev->has_raw = vdev->dev_attr.device_caps & VRNIC_DEVICE_CAP_RAW_PACKET;
 	vdev->has_rss = vdev->has_raw &&
 			(vdev->dev_attr.device_caps & VRNIC_DEVICE_CAP_RSS);
+	vdev->has_xrc = vdev->dev_attr.device_caps & VRNIC_DEVICE_CAP_XRC;
 	err = vrnic_eqs_init(vdev);
 	if (err)
 		goto err_dm_uninit;
@@ -839,6 +852,8 @@ static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 		ib_set_device_ops(ibdev, &vrnic_flow_ops);
 	if (vdev->has_rss)
 		ib_set_device_ops(ibdev, &vrnic_rss_ops);
+	if (vdev->has_xrc)
+		ib_set_device_ops(ibdev, &vrnic_xrc_ops);
 	if (vdev->dm_size)
 		ib_set_device_ops(ibdev, &vrnic_dm_ops);
 	ibdev->driver_def = vrnic_uapi_defs;

@@ -470,6 +470,10 @@ void vrnic_odp_caps(struct vrnic_dev *vdev, struct ib_device_attr *attr)
 	c->per_transport_caps.ud_odp_caps = IB_ODP_SUPPORT_SEND |
 					    IB_ODP_SUPPORT_RECV |
 					    IB_ODP_SUPPORT_SRQ_RECV;
+	/* An initiator's sends, a target's receives into its XRC SRQs. */
+	if (vdev->has_xrc)
+		c->per_transport_caps.xrc_odp_caps = IB_ODP_SUPPORT_SEND |
+						     IB_ODP_SUPPORT_SRQ_RECV;
 }
 
 int vrnic_odp_init(struct vrnic_dev *vdev)

@@ -134,6 +134,8 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		attr->rss_caps.max_rwq_indirection_table_size =
 			VRNIC_RSS_TABLE_MAX;
 	}
+	if (to_vdev(ibdev)->has_xrc)
+		attr->device_cap_flags |= IB_DEVICE_XRC;
 	attr->kernel_cap_flags = 0;
 	vrnic_odp_caps(to_vdev(ibdev), attr);
 	/* Timestamp CQs count the device clock: ns of real time, 64 bits. */
@@ -1402,10 +1404,18 @@ static void vrnic_unlock_cqs(struct vrnic_cq *a, struct vrnic_cq *b,
 static void vrnic_qp_forget(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 			    bool unpublish)
 {
-	struct vrnic_cq *scq = to_vcq(qp->ibqp.send_cq);
-	struct vrnic_cq *rcq = to_vcq(qp->ibqp.recv_cq);
+	struct vrnic_cq *scq, *rcq;
 	unsigned long flags;
 
+	/* No CQs, no rings, in no kernel CQ (vrnic_xrc.c): only unpublish. */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		if (unpublish)
+			xa_cmpxchg(&vdev->qp_xa, qp->qpn, qp, NULL, GFP_KERNEL);
+		return;
+	}
+	scq = to_vcq(qp->ibqp.send_cq);
+	/* An XRC initiator has no receive side. */
+	rcq = qp->ibqp.recv_cq ? to_vcq(qp->ibqp.recv_cq) : scq;
 	vrnic_lock_cqs(scq, rcq, &flags);
 	if (unpublish)
 		xa_cmpxchg(&vdev->qp_xa, qp->qpn, qp, NULL, GFP_ATOMIC);
@@ -1443,6 +1453,9 @@ static int vrnic_qp_type(enum ib_qp_type type, u8 *vtype)
 	case IB_QPT_RAW_PACKET:
 		*vtype = VRNIC_QP_TYPE_RAW_PACKET;
 		return 0;
+	case IB_QPT_XRC_INI:
+		*vtype = VRNIC_QP_TYPE_XRC_INI;
+		return 0;
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -1453,6 +1466,12 @@ static u32 vrnic_sq_hdr(enum ib_qp_type type)
 {
 	return (type == IB_QPT_UD || type == IB_QPT_GSI) ? VRNIC_SQ_UD_HDR :
 							    VRNIC_SQ_HDR;
+}
+
+/* Receives go to an SRQ, or (an XRC initiator) there are none: no RQ. */
+static bool vrnic_qp_no_rq(const struct ib_qp_init_attr *init_attr)
+{
+	return init_attr->srq || init_attr->qp_type == IB_QPT_XRC_INI;
 }
 
 /* Check the requested capabilities against the device's limits. */
@@ -1466,7 +1485,7 @@ static int vrnic_qp_check_cap(struct vrnic_dev *vdev,
 	    cap->max_send_sge > vrnic_max_send_sge(da) ||
 	    cap->max_inline_data > vrnic_max_inline(da))
 		return -EINVAL;
-	if (!init_attr->srq &&
+	if (!vrnic_qp_no_rq(init_attr) &&
 	    (cap->max_recv_wr > vrnic_max_qp_wr(da) ||
 	     cap->max_recv_sge > vrnic_max_recv_sge(da)))
 		return -EINVAL;
@@ -1475,7 +1494,7 @@ static int vrnic_qp_check_cap(struct vrnic_dev *vdev,
 
 /* What a send WQE of 2^shift bytes grants, clamped to the device's limits */
 static void vrnic_qp_grant(struct vrnic_dev *vdev, struct vrnic_qp *qp,
-			   struct vrnic_cmd_qp_params *p, bool srq)
+			   struct vrnic_cmd_qp_params *p, bool no_rq)
 {
 	const struct vrnic_cmd_dev_attr *da = &vdev->dev_attr;
 	u32 sq_room = (1U << p->sq_wqe_shift) - vrnic_sq_hdr(qp->ibqp.qp_type);
@@ -1486,7 +1505,7 @@ static void vrnic_qp_grant(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 	qp->cap.max_send_wr = 1U << p->sq_log_depth;
 	qp->cap.max_send_sge = p->max_send_sge;
 	qp->cap.max_inline_data = p->max_inline;
-	if (srq) {
+	if (no_rq) {
 		p->max_recv_sge = 0;
 		qp->cap.max_recv_wr = 0;
 		qp->cap.max_recv_sge = 0;
@@ -1515,7 +1534,7 @@ static int vrnic_create_kernel_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 				  struct vrnic_cmd_qp_params *p)
 {
 	const struct ib_qp_cap *cap = &init_attr->cap;
-	bool srq = init_attr->srq;
+	bool no_rq = vrnic_qp_no_rq(init_attr);
 	u32 sq_bytes, rq_bytes = 0;
 	int err;
 
@@ -1527,7 +1546,7 @@ static int vrnic_create_kernel_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 					     max_t(u32, cap->max_send_sge *
 						   VRNIC_SGE_SIZE,
 						   cap->max_inline_data)));
-	if (!srq) {
+	if (!no_rq) {
 		p->rq_log_depth = max_t(u32, 1,
 					order_base_2(cap->max_recv_wr));
 		p->rq_wqe_shift = max_t(u32, VRNIC_RQ_MIN_SHIFT,
@@ -1538,10 +1557,10 @@ static int vrnic_create_kernel_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 	if (p->sq_wqe_shift > VRNIC_WQE_MAX_SHIFT ||
 	    p->rq_wqe_shift > VRNIC_WQE_MAX_SHIFT)
 		return -EINVAL;
-	vrnic_qp_grant(vdev, qp, p, srq);
+	vrnic_qp_grant(vdev, qp, p, no_rq);
 
 	sq_bytes = 1U << (p->sq_log_depth + p->sq_wqe_shift);
-	if (!srq) {
+	if (!no_rq) {
 		p->rq_offset = ALIGN(sq_bytes, VRNIC_RING_ALIGN);
 		rq_bytes = 1U << (p->rq_log_depth + p->rq_wqe_shift);
 	}
@@ -1558,7 +1577,7 @@ static int vrnic_create_kernel_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 			    p->sq_wqe_shift, p->max_send_sge);
 	if (err)
 		goto err_mem_uninit;
-	if (!srq) {
+	if (!no_rq) {
 		err = vrnic_wq_init(&qp->rq, qp->kbuf.va + p->rq_offset,
 				    p->rq_log_depth, p->rq_wqe_shift,
 				    p->max_recv_sge);
@@ -1585,7 +1604,7 @@ static int vrnic_create_user_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 	u32 max_log = ilog2(vrnic_max_qp_wr(&vdev->dev_attr));
 	u32 hdr = vrnic_sq_hdr(init_attr->qp_type);
 	struct vrnic_create_qp_cmd cmd;
-	bool srq = init_attr->srq;
+	bool no_rq = vrnic_qp_no_rq(init_attr);
 	u64 sq_bytes, end;
 	int err;
 
@@ -1609,7 +1628,7 @@ static int vrnic_create_user_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 		goto err_inval;
 	sq_bytes = 1ULL << (cmd.sq_log_depth + cmd.sq_wqe_shift);
 	end = sq_bytes;
-	if (srq) {
+	if (no_rq) {
 		if (cmd.rq_log_depth)
 			goto err_inval;
 	} else {
@@ -1628,9 +1647,9 @@ static int vrnic_create_user_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 	p->sq_log_depth = cmd.sq_log_depth;
 	p->sq_wqe_shift = cmd.sq_wqe_shift;
 	p->rq_log_depth = cmd.rq_log_depth;
-	p->rq_wqe_shift = srq ? 0 : cmd.rq_wqe_shift;
-	p->rq_offset = srq ? 0 : cmd.rq_offset;
-	vrnic_qp_grant(vdev, qp, p, srq);
+	p->rq_wqe_shift = no_rq ? 0 : cmd.rq_wqe_shift;
+	p->rq_offset = no_rq ? 0 : cmd.rq_offset;
+	vrnic_qp_grant(vdev, qp, p, no_rq);
 	return vrnic_pin_ring(vdev, &qp->mem, cmd.buf_addr, cmd.buf_len);
 
 err_inval:
@@ -1661,6 +1680,8 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 
 	if (init_attr->rwq_ind_tbl)
 		return vrnic_create_rss_qp(vdev, qp, init_attr, udata);
+	if (init_attr->qp_type == IB_QPT_XRC_TGT)
+		return vrnic_create_xrc_tgt_qp(vdev, qp, init_attr);
 	err = vrnic_qp_type(init_attr->qp_type, &p.type);
 	if (err)
 		return err;
@@ -1675,7 +1696,21 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		if (init_attr->srq)
 			return -EINVAL;
 	}
-	if (!init_attr->send_cq || !init_attr->recv_cq)
+	/*
+	 * User only: the kernel's ib_send_wr cannot name the remote XRC SRQ.
+	 * No receive side: no receive CQ (ib_uverbs passes none), no SRQ, no
+	 * receive capacities.
+	 */
+	if (init_attr->qp_type == IB_QPT_XRC_INI) {
+		if (!vdev->has_xrc || !udata)
+			return -EOPNOTSUPP;
+		if (init_attr->srq || init_attr->cap.max_recv_wr ||
+		    init_attr->cap.max_recv_sge)
+			return -EINVAL;
+	} else if (!init_attr->recv_cq) {
+		return -EINVAL;
+	}
+	if (!init_attr->send_cq)
 		return -EINVAL;
 	err = vrnic_qp_check_cap(vdev, init_attr);
 	if (err)
@@ -1696,7 +1731,8 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 
 	p.pdn = to_vpd(ibqp->pd)->pdn;
 	p.send_cqn = to_vcq(init_attr->send_cq)->cqn;
-	p.recv_cqn = to_vcq(init_attr->recv_cq)->cqn;
+	/* None for an XRC initiator: 0, as the device requires. */
+	p.recv_cqn = init_attr->recv_cq ? to_vcq(init_attr->recv_cq)->cqn : 0;
 	p.srqn = init_attr->srq ? to_vsrq(init_attr->srq)->srqn : 0;
 	p.uctx = vrnic_uctx(udata);
 	p.mem = &qp->mem.desc;
@@ -1933,7 +1969,8 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->min_rnr_timer = hw.min_rnr_timer;
 	attr->max_rd_atomic = hw.max_rd_atomic;
 	attr->max_dest_rd_atomic = hw.max_dest_rd_atomic;
-	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC) {
+	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC ||
+	    ibqp->qp_type == IB_QPT_XRC_INI || ibqp->qp_type == IB_QPT_XRC_TGT) {
 		union ib_gid dgid;
 
 		memcpy(dgid.raw, hw.av.dgid, sizeof(dgid.raw));
@@ -2031,8 +2068,22 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 	u32 max_log = ilog2(max_t(u32, 2, vrnic_max_srq_wr(da)));
 	int err;
 
-	if (init_attr->srq_type != IB_SRQT_BASIC)
+	switch (init_attr->srq_type) {
+	case IB_SRQT_BASIC:
+		break;
+	case IB_SRQT_XRC:
+		/*
+		 * User only: kernel ULPs have no use for XRC, and kernel
+		 * poll_cq relies on finding no target QP in its CQs.
+		 */
+		if (!vdev->has_xrc || !udata)
+			return -EOPNOTSUPP;
+		p.xrcdn = to_vxrcd(ibsrq->ext.xrc.xrcd)->xrcdn;
+		p.cqn = to_vcq(ibsrq->ext.cq)->cqn;
+		break;
+	default:
 		return -EOPNOTSUPP;
+	}
 	if (!attr->max_wr || attr->max_wr > vrnic_max_srq_wr(da) ||
 	    attr->max_sge > vrnic_max_recv_sge(da) ||
 	    attr->srq_limit > attr->max_wr)
@@ -2098,6 +2149,9 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 	err = vrnic_cmd_create_srq(&vdev->cmdq, &p, &srq->srqn);
 	if (err)
 		goto err_free_ring;
+	/* ib_uverbs returns it: the number XRC senders put in their WQEs. */
+	if (init_attr->srq_type == IB_SRQT_XRC)
+		ibsrq->ext.xrc.srq_num = srq->srqn;
 
 	if (udata) {
 		struct vrnic_create_srq_resp resp = { .srqn = srq->srqn };
