@@ -42,7 +42,7 @@ declare -A OPS=(
 	[FETCH_ADD]=0x14 [SEND_LAST_WITH_INVALIDATE]=0x16
 	[SEND_ONLY_WITH_INVALIDATE]=0x17
 )
-declare -A BASE=([RC]=0x00 [UC]=0x20 [RD]=0x40 [UD]=0x60)
+declare -A BASE=([RC]=0x00 [UC]=0x20 [RD]=0x40 [UD]=0x60 [XRC]=0xa0)
 
 # opcode NAME|NUMBER -> decimal, or fail
 opcode() {

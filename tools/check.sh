@@ -159,11 +159,14 @@ guest pair -n 2 -t 900 --pcap "$out/pair.pcap" -- \
 	"pair_ping:selftests/vrnic/pair_ping.sh" \
 	"pair_verbs:selftests/vrnic/pair_verbs.sh"
 # vrnic's own RoCEv2 on the wire: pingpongs (RC/UC SEND, UD SEND ONLY with
-# DETH), rping (CM MADs on QP1, SEND, READ, WRITE), READ/atomic bandwidth.
+# DETH), rping (CM MADs on QP1, SEND, READ, WRITE), READ/atomic bandwidth,
+# perftest over XRC.
 wire pair -m 100 -p 169.254.0.1,169.254.0.2 -t 106 \
 	-o UD_SEND_ONLY -o RC_SEND_ONLY -o UC_SEND_FIRST -o UC_SEND_LAST -o RC_RDMA_READ_REQUEST \
 	-o RC_RDMA_READ_RESPONSE_ONLY -o RC_RDMA_WRITE_ONLY \
 	-o RC_FETCH_ADD -o RC_ATOMIC_ACKNOWLEDGE -o RC_ACKNOWLEDGE \
+	-o XRC_SEND_FIRST -o XRC_SEND_LAST -o XRC_SEND_ONLY -o XRC_RDMA_WRITE_FIRST \
+	-o XRC_RDMA_READ_REQUEST -o XRC_RDMA_READ_RESPONSE_LAST -o XRC_ACKNOWLEDGE \
 	"$out/pair.pcap"
 
 # Middleware as users run it: UCX's ucx_perftest over its UD and RC verbs

@@ -7,7 +7,8 @@
 # (WRITE, READ, SEND, atomic) and latency (WRITE, READ, SEND) tests, each
 # twice: QPs connected by hand (-x GID index) and through rdma_cm (-R, which
 # finds the GID from the IP address itself); always with an explicit -n;
-# and once with its server late to listen, a test of pair_run itself.
+# once with its server late to listen, a test of pair_run itself; and
+# perftest over XRC (-c XRC: SEND, WRITE, READ bandwidth, SEND latency).
 # Node 1 is the server, node 0 the client.
 . "$(dirname "$0")/../lib.sh"
 . "$VRNIC_TOP/selftests/rdma_lib.sh"
@@ -18,7 +19,7 @@ role=client
 [ "$VRNIC_NODE" = 1 ] && role=server
 
 ktap_print_header
-ktap_set_plan 24
+ktap_set_plan 28
 wait_gid 30
 gid=$(roce_gid_index) || gid=1
 ping -q -c 2 -w 60 -I "$VRNIC_IFACE" "$VRNIC_PEER_IP" >/dev/null
@@ -61,4 +62,9 @@ check "write_lat_cm_late ($role): both sides started again" grep -q 'could not c
 # Traffic class 106 in the AH: DSCP 26, ECN 2 on the wire (the host's
 # wire check looks for it in the capture).
 tool send_bw_tclass "ib_send_bw -d $dev -x $gid -n 50 -F --tclass=106" "$VRNIC_PEER_IP"
+# XRC: perftest's initiator QP names the target's XRC SRQ in every WR.
+tool send_bw_xrc "ib_send_bw -d $dev -x $gid -n 50 -F -c XRC" "$VRNIC_PEER_IP"
+tool write_bw_xrc "ib_write_bw -d $dev -x $gid -n 50 -F -c XRC" "$VRNIC_PEER_IP"
+tool read_bw_xrc "ib_read_bw -d $dev -x $gid -n 50 -F -c XRC" "$VRNIC_PEER_IP"
+tool send_lat_xrc "ib_send_lat -d $dev -x $gid -n 50 -F -c XRC" "$VRNIC_PEER_IP"
 ktap_finished

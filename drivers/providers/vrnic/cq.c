@@ -17,7 +17,10 @@
  * put our own index there, not the user's wr_id (qp.c): the SQ/RQ ring
  * position, which also tells how far the queue has been consumed (SQ and
  * RQ complete in order, and an unsignaled send completes silently with the
- * next signaled one), or for an SRQ the slot of its wr_id pool.
+ * next signaled one), or for an SRQ the slot of its wr_id pool. The
+ * receive CQE of an XRC SRQ (VRNIC_CQE_FLAG_XRC) names the SRQ in src_qp,
+ * and in qpn an XRC target QP that this process may not know: the SRQ
+ * alone owns the WQE.
  *
  * Locking (STYLE 3.4, as efa): poll_cq takes cq->lock for the whole batch;
  * start_poll takes it and releases it only if it fails; next_poll never
@@ -141,6 +144,17 @@ static enum ibv_wc_opcode vrnic_to_ibv_wc_opcode(uint8_t opcode)
 	}
 }
 
+/*
+ * The sender's QP of a UD receive. An XRC SRQ's CQE carries the srqn
+ * there, which is no QP: verbs gets 0 as for the other connected types.
+ */
+static uint32_t vrnic_cqe_src_qp(const struct vrnic_cqe *cqe)
+{
+	if (cqe->flags & VRNIC_CQE_FLAG_XRC)
+		return 0;
+	return le32toh(cqe->src_qp);
+}
+
 static unsigned int vrnic_cqe_wc_flags(const struct vrnic_cqe *cqe)
 {
 	unsigned int flags = 0;
@@ -223,8 +237,58 @@ static int vrnic_srq_complete(struct vrnic_srq *srq, uint32_t idx,
 }
 
 /*
+ * Retire the WQE a CQE completes and find its user's wr_id. Bit 7 of the
+ * opcode marks receive-queue completions, flushed and failed ones
+ * included: it is how we know which queue idx indexes. An XRC receive is
+ * found by its SRQ, never by its QP. EINVAL: the CQE names no queue of
+ * ours or no outstanding WQE.
+ */
+static int vrnic_cqe_retire(struct vrnic_context *ctx, struct vrnic_cq *cq,
+			    const struct vrnic_cqe *cqe, uint64_t *wr_id)
+{
+	uint32_t qpn = le32toh(cqe->qpn), srqn = le32toh(cqe->src_qp);
+	uint32_t idx = (uint32_t)le64toh(cqe->wr_id);
+	struct vrnic_srq *srq = NULL;
+	struct vrnic_qp *qp = NULL;
+	int err;
+
+	if (cqe->flags & VRNIC_CQE_FLAG_XRC) {
+		if (srqn < VRNIC_SRQ_TABLE_SIZE)
+			srq = ctx->srq_table[srqn];
+		if (!srq) {
+			verbs_err(&ctx->ibvctx,
+				  "CQ %u: XRC CQE (QP %u) for unknown SRQ %u\n",
+				  cq->cqn, qpn, srqn);
+			return EINVAL;
+		}
+		err = (cqe->opcode & VRNIC_CQE_OP_RECV) ?
+		      vrnic_srq_complete(srq, idx, wr_id) : EINVAL;
+	} else {
+		if (qpn < VRNIC_QP_TABLE_SIZE)
+			qp = ctx->qp_table[qpn];
+		if (!qp) {
+			verbs_err(&ctx->ibvctx,
+				  "CQ %u: CQE for unknown QP %u\n", cq->cqn,
+				  qpn);
+			return EINVAL;
+		}
+		if (!(cqe->opcode & VRNIC_CQE_OP_RECV))
+			err = vrnic_wq_complete(&qp->sq, idx, wr_id);
+		else if (qp->srq)
+			err = vrnic_srq_complete(qp->srq, idx, wr_id);
+		else
+			err = vrnic_wq_complete(&qp->rq, idx, wr_id);
+	}
+	if (err)
+		verbs_err(&ctx->ibvctx,
+			  "CQ %u: QP %u CQE opcode %#x flags %#x names no outstanding WQE (%u)\n",
+			  cq->cqn, qpn, cqe->opcode, cqe->flags, idx);
+	return err;
+}
+
+/*
  * Take the next CQE, if any: check the phase, barrier, copy it out, consume
- * it and find the WQE it completes. A CQE that names no QP of ours or no
+ * it and find the WQE it completes. A CQE that names no queue of ours or no
  * outstanding WQE is still consumed (so the CQ cannot wedge) and reported
  * as IBV_WC_GENERAL_ERR with wr_id 0. Called with cq->lock held.
  */
@@ -232,9 +296,6 @@ static int vrnic_poll_one(struct vrnic_cq *cq, struct vrnic_cqe *out,
 			  uint64_t *wr_id, enum ibv_wc_status *status)
 {
 	struct vrnic_context *ctx = to_vrnic_context(cq->vcq.cq.context);
-	struct vrnic_qp *qp = NULL;
-	uint32_t qpn, idx;
-	int err;
 
 	if (!vrnic_cqe_valid(cq, cq->ci))
 		return ENOENT;
@@ -249,35 +310,8 @@ static int vrnic_poll_one(struct vrnic_cq *cq, struct vrnic_cqe *out,
 
 	*status = vrnic_to_ibv_status(out->status);
 	*wr_id = 0;
-	qpn = le32toh(out->qpn);
-	idx = (uint32_t)le64toh(out->wr_id);
-	if (qpn < VRNIC_QP_TABLE_SIZE)
-		qp = ctx->qp_table[qpn];
-	if (!qp) {
-		verbs_err(&ctx->ibvctx, "CQ %u: CQE for unknown QP %u\n",
-			  cq->cqn, qpn);
+	if (vrnic_cqe_retire(ctx, cq, out, wr_id))
 		*status = IBV_WC_GENERAL_ERR;
-		return 0;
-	}
-
-	/*
-	 * Bit 7 of the opcode marks receive-queue completions, flushed and
-	 * failed ones included: it is how we know which queue idx indexes.
-	 */
-	if (out->opcode & VRNIC_CQE_OP_RECV) {
-		if (qp->srq)
-			err = vrnic_srq_complete(qp->srq, idx, wr_id);
-		else
-			err = vrnic_wq_complete(&qp->rq, idx, wr_id);
-	} else {
-		err = vrnic_wq_complete(&qp->sq, idx, wr_id);
-	}
-	if (err) {
-		verbs_err(&ctx->ibvctx,
-			  "CQ %u: QP %u CQE opcode %#x names no outstanding WQE (%u)\n",
-			  cq->cqn, qpn, out->opcode, idx);
-		*status = IBV_WC_GENERAL_ERR;
-	}
 	return 0;
 }
 
@@ -301,7 +335,7 @@ static void vrnic_fill_wc(const struct vrnic_cqe *cqe, uint64_t wr_id,
 		memcpy(&wc->imm_data, &cqe->imm_data, sizeof(wc->imm_data));
 	else if (cqe->flags & VRNIC_CQE_FLAG_INV)
 		wc->invalidated_rkey = le32toh(cqe->imm_data);
-	wc->src_qp = le32toh(cqe->src_qp);
+	wc->src_qp = vrnic_cqe_src_qp(cqe);
 	wc->sl = vrnic_cqe_sl(cqe);
 }
 
@@ -411,7 +445,7 @@ static uint32_t vrnic_wc_read_qp_num(struct ibv_cq_ex *ibvcqx)
 
 static uint32_t vrnic_wc_read_src_qp(struct ibv_cq_ex *ibvcqx)
 {
-	return le32toh(to_vrnic_cq_ex(ibvcqx)->cur.src_qp);
+	return vrnic_cqe_src_qp(&to_vrnic_cq_ex(ibvcqx)->cur);
 }
 
 /* RoCE: no LIDs. */
@@ -740,19 +774,24 @@ int vrnic_req_notify_cq(struct ibv_cq *ibvcq, int solicited_only)
 }
 
 /*
- * Drop the CQEs of a destroyed (or reset) QP that are still in the ring, so
- * that a QP reusing the qpn never sees them (mlx4's __mlx4_cq_clean): later
- * CQEs slide towards the producer over the dropped ones, each keeping the
- * phase of the slot it lands in, and ci skips the freed slots. SRQ slots of
- * dropped receive CQEs go back to the pool. Called with cq->lock held,
- * after the device stopped producing CQEs for qpn.
+ * Drop the CQEs of a destroyed (or reset) queue that are still in the ring,
+ * so that a queue reusing the number never sees them (mlx4's
+ * __mlx4_cq_clean): later CQEs slide towards the producer over the dropped
+ * ones, each keeping the phase of the slot it lands in, and ci skips the
+ * freed slots. SRQ slots of dropped receive CQEs go back to srq's pool.
+ * The dropped CQEs are those of one QP (xrc false, num its qpn) or of one
+ * XRC SRQ (xrc true, num its srqn): an XRC receive belongs to its SRQ, not
+ * to the target QP it names, which goes without taking them along. Called
+ * with cq->lock held, after the device stopped producing CQEs for num.
  */
-void vrnic_cq_clean(struct vrnic_cq *cq, uint32_t qpn, struct vrnic_srq *srq)
+static void vrnic_cq_drop(struct vrnic_cq *cq, bool xrc, uint32_t num,
+			  struct vrnic_srq *srq)
 {
 	uint32_t depth = vrnic_cq_depth(cq);
 	uint32_t prod, nfreed = 0;
 	struct vrnic_cqe *cqe, *dest;
 	uint32_t phase;
+	bool match;
 
 	for (prod = cq->ci; prod - cq->ci < depth; prod++)
 		if (!vrnic_cqe_valid(cq, prod))
@@ -762,7 +801,9 @@ void vrnic_cq_clean(struct vrnic_cq *cq, uint32_t qpn, struct vrnic_srq *srq)
 	while (prod != cq->ci) {
 		prod--;
 		cqe = vrnic_cq_entry(cq, prod);
-		if (le32toh(cqe->qpn) == qpn) {
+		match = !!(cqe->flags & VRNIC_CQE_FLAG_XRC) == xrc &&
+			le32toh(xrc ? cqe->src_qp : cqe->qpn) == num;
+		if (match) {
 			if (srq && (cqe->opcode & VRNIC_CQE_OP_RECV))
 				vrnic_srq_put_slot(srq,
 						   (uint32_t)le64toh(cqe->wr_id));
@@ -781,4 +822,19 @@ void vrnic_cq_clean(struct vrnic_cq *cq, uint32_t qpn, struct vrnic_srq *srq)
 		cq->ci_dirty = true;
 		vrnic_cq_publish_ci(cq);
 	}
+}
+
+/* A QP's CQEs (srq: the SRQ its receives took, or NULL). */
+void vrnic_cq_clean(struct vrnic_cq *cq, uint32_t qpn, struct vrnic_srq *srq)
+{
+	vrnic_cq_drop(cq, false, qpn, srq);
+}
+
+/*
+ * A destroyed XRC SRQ's receive CQEs, whatever target QP they name; its
+ * pool goes with it, so no slot is returned.
+ */
+void vrnic_cq_clean_xrc_srq(struct vrnic_cq *cq, uint32_t srqn)
+{
+	vrnic_cq_drop(cq, true, srqn, NULL);
 }

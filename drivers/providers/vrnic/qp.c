@@ -10,8 +10,9 @@
  * A send WQE is the 64-byte vrnic_send_wqe, then for UD the 64-byte address
  * segment (vrnic_av + vrnic_ud_dest), then vrnic_sge[] or inline data. A
  * raw packet QP's send WQE is laid out as RC's, and its data is one whole
- * Ethernet frame ("Raw packet QPs"). A receive WQE is the 16-byte
- * vrnic_recv_wqe then vrnic_sge[].
+ * Ethernet frame ("Raw packet QPs"). An XRC initiator's is RC's too, with
+ * the remote XRC SRQ in the header's xrc_srqn ("XRC"); it has no receive
+ * side. A receive WQE is the 16-byte vrnic_recv_wqe then vrnic_sge[].
  *
  * Indices are free-running 32-bit counters; the doorbell carries the low 16
  * bits (VRNIC_DB_INDEX_MASK) and every ring holds at most 2^15 WQEs so the
@@ -61,6 +62,12 @@
 			   IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
 			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
 			   IBV_QP_EX_WITH_ATOMIC_WRITE)
+/* The XRC transport has RC's operations but ATOMIC WRITE (and FLUSH). */
+#define VRNIC_SEND_OPS_XRC (VRNIC_SEND_OPS_RC & \
+			    ~(uint64_t)IBV_QP_EX_WITH_ATOMIC_WRITE)
+
+/* xrc_srqn holds 24 bits (vrnic_hw_defs.h "XRC"; XRCETH 23:0). */
+#define VRNIC_XRC_SRQN_MAX	0xffffffU
 
 /*
  * libibverbs 44 (the host's) predates ibv_qp_ex.wr_flush (rdma-core 45):
@@ -96,6 +103,16 @@ static inline bool vrnic_wq_full(struct vrnic_wq *wq, uint32_t pi)
 	return pi - vrnic_load_idx(&wq->ci) >= (1U << wq->log_depth);
 }
 
+/*
+ * Whether a QP has this queue (vrnic_wq_init gave it a wrid array): an
+ * RSS QP and an XRC target have neither, a QP on an SRQ and an XRC
+ * initiator no RQ.
+ */
+static inline bool vrnic_wq_exists(const struct vrnic_wq *wq)
+{
+	return wq->wrid;
+}
+
 static inline void vrnic_set_sge(struct vrnic_sge *sge, uint64_t addr,
 				 uint32_t length, uint32_t lkey)
 {
@@ -104,11 +121,23 @@ static inline void vrnic_set_sge(struct vrnic_sge *sge, uint64_t addr,
 	sge->lkey = htole32(lkey);
 }
 
+/*
+ * The CQ of a QP's receive side. An XRC initiator has none: the recv_cq a
+ * user may still pass was never given to the device (nor is it sent to
+ * the kernel), so its send CQ stands in.
+ */
+static struct vrnic_cq *vrnic_qp_rcq(struct ibv_qp *ibvqp)
+{
+	if (ibvqp->qp_type == IBV_QPT_XRC_SEND)
+		return to_vrnic_cq(ibvqp->send_cq);
+	return to_vrnic_cq(ibvqp->recv_cq);
+}
+
 /* Both CQs of a QP, in address order (one lock if they are the same CQ). */
 static void vrnic_lock_cqs(struct ibv_qp *ibvqp)
 {
 	struct vrnic_cq *scq = to_vrnic_cq(ibvqp->send_cq);
-	struct vrnic_cq *rcq = to_vrnic_cq(ibvqp->recv_cq);
+	struct vrnic_cq *rcq = vrnic_qp_rcq(ibvqp);
 
 	if (scq == rcq) {
 		pthread_spin_lock(&scq->lock);
@@ -124,7 +153,7 @@ static void vrnic_lock_cqs(struct ibv_qp *ibvqp)
 static void vrnic_unlock_cqs(struct ibv_qp *ibvqp)
 {
 	struct vrnic_cq *scq = to_vrnic_cq(ibvqp->send_cq);
-	struct vrnic_cq *rcq = to_vrnic_cq(ibvqp->recv_cq);
+	struct vrnic_cq *rcq = vrnic_qp_rcq(ibvqp);
 
 	if (scq != rcq)
 		pthread_spin_unlock(&rcq->lock);
@@ -136,7 +165,7 @@ static void vrnic_qp_clean_cqs(struct vrnic_qp *qp)
 {
 	struct ibv_qp *ibvqp = &qp->vqp.qp;
 	struct vrnic_cq *scq = to_vrnic_cq(ibvqp->send_cq);
-	struct vrnic_cq *rcq = to_vrnic_cq(ibvqp->recv_cq);
+	struct vrnic_cq *rcq = vrnic_qp_rcq(ibvqp);
 
 	vrnic_cq_clean(rcq, qp->qpn, qp->srq);
 	if (scq != rcq)
@@ -222,7 +251,7 @@ static int vrnic_qp_sizes(struct vrnic_context *ctx,
 		return err;
 
 	s->rq_offset = (size_t)1 << (s->sq_log_depth + s->sq_wqe_shift);
-	if (attr->srq) {
+	if (attr->srq || attr->qp_type == IBV_QPT_XRC_SEND) {
 		/* No RQ ring: depth 0 and the smallest legal WQE size. */
 		s->rq_log_depth = 0;
 		s->rq_wqe_shift = VRNIC_RQ_WQE_SHIFT_MIN;
@@ -249,12 +278,12 @@ static void vrnic_qp_fill_cap(const struct vrnic_qp *qp, struct ibv_qp_cap *cap)
 	cap->max_send_wr = 1U << qp->sq.log_depth;
 	cap->max_send_sge = qp->sq.max_sge;
 	cap->max_inline_data = qp->max_inline;
-	if (qp->srq) {
-		cap->max_recv_wr = 0;
-		cap->max_recv_sge = 0;
-	} else {
+	if (vrnic_wq_exists(&qp->rq)) {
 		cap->max_recv_wr = 1U << qp->rq.log_depth;
 		cap->max_recv_sge = qp->rq.max_sge;
+	} else {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
 	}
 }
 
@@ -628,6 +657,28 @@ static void vrnic_wr_set_ud_addr(struct ibv_qp_ex *ibvqpx, struct ibv_ah *ah,
 	vrnic_set_ud_seg(qp->wr_cur, ah, remote_qpn, remote_qkey);
 }
 
+/*
+ * An XRC initiator's WR names the remote XRC SRQ. BIND_MW and LOCAL_INV
+ * send nothing and have no such field (a bind WQE has reserved bytes
+ * there), so for them it is ignored, as post_send does.
+ */
+static void vrnic_wr_set_xrc_srqn(struct ibv_qp_ex *ibvqpx,
+				  uint32_t remote_srqn)
+{
+	struct vrnic_qp *qp = to_vrnic_qp_ex(ibvqpx);
+	struct vrnic_send_wqe *wqe = qp->wr_cur;
+
+	if (unlikely(qp->wr_err || !wqe))
+		return;
+	if (unlikely(remote_srqn > VRNIC_XRC_SRQN_MAX)) {
+		qp->wr_err = EINVAL;
+		return;
+	}
+	if (wqe->opcode != VRNIC_WQE_OP_BIND_MW &&
+	    wqe->opcode != VRNIC_WQE_OP_LOCAL_INV)
+		wqe->xrc_srqn = htole32(remote_srqn);
+}
+
 /* rxe's flow: wr_start locks and snapshots pi, wr_complete publishes. */
 static void vrnic_wr_start(struct ibv_qp_ex *ibvqpx)
 {
@@ -710,6 +761,8 @@ static void vrnic_qp_fill_wr_pfns(struct vrnic_qp *qp,
 	ibvqpx->wr_set_inline_data_list = vrnic_wr_set_inline_data_list;
 	if (attr->qp_type == IBV_QPT_UD)
 		ibvqpx->wr_set_ud_addr = vrnic_wr_set_ud_addr;
+	if (attr->qp_type == IBV_QPT_XRC_SEND)
+		ibvqpx->wr_set_xrc_srqn = vrnic_wr_set_xrc_srqn;
 }
 
 /* ---- QP control path ---------------------------------------------------- */
@@ -738,6 +791,28 @@ int vrnic_qp_table_add(struct vrnic_context *ctx, struct vrnic_qp *qp,
 	return 0;
 }
 
+/*
+ * CREATE_QP for qp. ibv_cmd_create_qp_ex (the legacy CREATE_QP command)
+ * refuses the CREATE_FLAGS bit even with no flag set, which pyverbs
+ * passes: callers have checked that no flag is set, so it is hidden for
+ * the call.
+ */
+int vrnic_cmd_create_qp(struct ibv_context *ibvctx, struct vrnic_qp *qp,
+			struct ibv_qp_init_attr_ex *attr,
+			struct ibv_create_qp *cmd, size_t cmd_size,
+			struct ib_uverbs_create_qp_resp *resp,
+			size_t resp_size)
+{
+	uint32_t comp_mask = attr->comp_mask;
+	int err;
+
+	attr->comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	err = ibv_cmd_create_qp_ex(ibvctx, &qp->vqp, attr, cmd, cmd_size, resp,
+				   resp_size);
+	attr->comp_mask = comp_mask;
+	return err;
+}
+
 static int vrnic_check_qp_attr(struct vrnic_context *ctx,
 			       const struct ibv_qp_init_attr_ex *attr)
 {
@@ -753,7 +828,8 @@ static int vrnic_check_qp_attr(struct vrnic_context *ctx,
 		return EOPNOTSUPP;
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
 		return EINVAL;
-	if (!attr->send_cq || !attr->recv_cq)
+	if (!attr->send_cq ||
+	    (!attr->recv_cq && attr->qp_type != IBV_QPT_XRC_SEND))
 		return EINVAL;
 
 	switch (attr->qp_type) {
@@ -771,6 +847,16 @@ static int vrnic_check_qp_attr(struct vrnic_context *ctx,
 		if (attr->srq)
 			return EINVAL;
 		ops_supported = VRNIC_SEND_OPS_RAW;
+		break;
+	case IBV_QPT_XRC_SEND:
+		/*
+		 * No receive side: the kernel would zero what is asked
+		 * for; refuse it instead, as it cannot be had.
+		 */
+		if (attr->srq || attr->cap.max_recv_wr ||
+		    attr->cap.max_recv_sge)
+			return EINVAL;
+		ops_supported = VRNIC_SEND_OPS_XRC;
 		break;
 	default:
 		return EOPNOTSUPP;
@@ -794,7 +880,6 @@ static struct ibv_qp *vrnic_create_qp_common(struct ibv_context *ibvctx,
 	struct ibv_qp_cap user_cap = attr->cap;
 	struct vrnic_qp_sizes s;
 	struct vrnic_qp *qp;
-	uint32_t comp_mask;
 	uint8_t *ring;
 	int err;
 
@@ -842,14 +927,14 @@ static struct ibv_qp *vrnic_create_qp_common(struct ibv_context *ibvctx,
 			    s.sq_max_sge);
 	if (err)
 		goto err_free_buf;
-	if (!attr->srq) {
+	if (attr->srq) {
+		qp->srq = to_vrnic_srq(attr->srq);
+	} else if (attr->qp_type != IBV_QPT_XRC_SEND) {
 		err = vrnic_wq_init(&qp->rq, ring + s.rq_offset,
 				    s.rq_log_depth, s.rq_wqe_shift,
 				    s.rq_max_sge);
 		if (err)
 			goto err_uninit_sq;
-	} else {
-		qp->srq = to_vrnic_srq(attr->srq);
 	}
 	qp->max_inline = s.max_inline;
 	qp->sq_data_off = s.sq_data_off;
@@ -869,16 +954,8 @@ static struct ibv_qp *vrnic_create_qp_common(struct ibv_context *ibvctx,
 	 * what the rings really hold, the values the user gets back.
 	 */
 	vrnic_qp_fill_cap(qp, &attr->cap);
-	/*
-	 * ibv_cmd_create_qp_ex (the legacy CREATE_QP command) refuses the
-	 * CREATE_FLAGS bit even with no flag set, which pyverbs passes: it
-	 * has been checked to be 0 above, so hide it for the call.
-	 */
-	comp_mask = attr->comp_mask;
-	attr->comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
-	err = ibv_cmd_create_qp_ex(ibvctx, &qp->vqp, attr, &cmd.ibv_cmd,
-				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
-	attr->comp_mask = comp_mask;
+	err = vrnic_cmd_create_qp(ibvctx, qp, attr, &cmd.ibv_cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
 	if (err) {
 		verbs_debug(&ctx->ibvctx, "create_qp: kernel refused: %d\n",
 			    err);
@@ -903,7 +980,7 @@ static struct ibv_qp *vrnic_create_qp_common(struct ibv_context *ibvctx,
 	verbs_debug(&ctx->ibvctx,
 		    "QP %u: type %d SQ %u x %uB RQ %u x %uB inline %u\n",
 		    qp->qpn, attr->qp_type, 1U << s.sq_log_depth,
-		    1U << s.sq_wqe_shift, attr->srq ? 0 : 1U << s.rq_log_depth,
+		    1U << s.sq_wqe_shift, attr->cap.max_recv_wr,
 		    1U << s.rq_wqe_shift, qp->max_inline);
 	return &qp->vqp.qp;
 
@@ -944,6 +1021,8 @@ struct ibv_qp *vrnic_create_qp_ex(struct ibv_context *ibvctx,
 {
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_IND_TABLE)
 		return vrnic_create_rss_qp(ibvctx, attr);
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return vrnic_create_xrc_recv_qp(ibvctx, attr);
 	return vrnic_create_qp_common(ibvctx, attr);
 }
 
@@ -960,7 +1039,7 @@ static void vrnic_qp_reset(struct vrnic_qp *qp)
 	vrnic_store_idx(&qp->sq.pi, 0);
 	vrnic_store_idx(&qp->sq.ci, 0);
 	pthread_spin_unlock(&qp->sq.lock);
-	if (!qp->srq) {
+	if (vrnic_wq_exists(&qp->rq)) {
 		pthread_spin_lock(&qp->rq.lock);
 		vrnic_store_idx(&qp->rq.pi, 0);
 		vrnic_store_idx(&qp->rq.ci, 0);
@@ -972,11 +1051,12 @@ static void vrnic_qp_reset(struct vrnic_qp *qp)
 int vrnic_modify_qp(struct ibv_qp *ibvqp, struct ibv_qp_attr *attr,
 		    int attr_mask)
 {
+	struct vrnic_qp *qp = to_vrnic_qp(ibvqp);
 	struct ibv_modify_qp cmd = {};
 	int err;
 
 	/* An RSS QP has no state of its own: its WQs have. */
-	if (to_vrnic_qp(ibvqp)->rss)
+	if (qp->rss)
 		return EOPNOTSUPP;
 	err = ibv_cmd_modify_qp(ibvqp, attr, attr_mask, &cmd, sizeof(cmd));
 	if (err) {
@@ -986,8 +1066,10 @@ int vrnic_modify_qp(struct ibv_qp *ibvqp, struct ibv_qp_attr *attr,
 		return err;
 	}
 
-	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET)
-		vrnic_qp_reset(to_vrnic_qp(ibvqp));
+	/* An XRC target has no queues of its own to restart. */
+	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET &&
+	    vrnic_wq_exists(&qp->sq))
+		vrnic_qp_reset(qp);
 	return 0;
 }
 
@@ -1005,8 +1087,12 @@ int vrnic_query_qp(struct ibv_qp *ibvqp, struct ibv_qp_attr *attr,
 	if (err)
 		return err;
 
-	/* The rings, not the kernel's copy, define the capabilities. */
-	vrnic_qp_fill_cap(qp, &attr->cap);
+	/*
+	 * The rings, not the kernel's copy, define the capabilities; an XRC
+	 * target has none, and the kernel's say so.
+	 */
+	if (vrnic_wq_exists(&qp->sq))
+		vrnic_qp_fill_cap(qp, &attr->cap);
 	init_attr->cap = attr->cap;
 	init_attr->sq_sig_all = qp->sq_sig_all;
 	return 0;
@@ -1022,8 +1108,12 @@ int vrnic_destroy_qp(struct ibv_qp *ibvqp)
 	err = ibv_cmd_destroy_qp(ibvqp);
 	if (err)
 		return err;
-	if (qp->rss) {
-		free(qp);	/* no rings, no CQs, not in qp_table */
+	/*
+	 * An RSS QP or an XRC target: no rings, no CQs, not in qp_table. A
+	 * target's CQEs are its XRC SRQs' and stay for them.
+	 */
+	if (!vrnic_wq_exists(&qp->sq)) {
+		free(qp);
 		return 0;
 	}
 
@@ -1143,6 +1233,9 @@ static int vrnic_post_send_validate(struct vrnic_qp *qp,
 
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return EINVAL;
+	if (qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND &&
+	    wr->qp_type.xrc.remote_srqn > VRNIC_XRC_SRQN_MAX)
+		return EINVAL;
 	if (vrnic_wq_full(&qp->sq, pi))
 		return ENOMEM;
 	return 0;
@@ -1202,6 +1295,8 @@ static void vrnic_build_send_wqe(struct vrnic_qp *qp,
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
 		vrnic_set_ud_seg(wqe, wr->wr.ud.ah, wr->wr.ud.remote_qpn,
 				 wr->wr.ud.remote_qkey);
+	else if (qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND)
+		wqe->xrc_srqn = htole32(wr->qp_type.xrc.remote_srqn);
 
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		for (i = 0; i < wr->num_sge; i++) {
@@ -1233,7 +1328,8 @@ int vrnic_post_send(struct ibv_qp *ibvqp, struct ibv_send_wr *wr,
 	uint8_t opcode;
 	int err = 0;
 
-	if (qp->rss) {
+	/* An RSS QP and an XRC target have no SQ. */
+	if (!vrnic_wq_exists(&qp->sq)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -1322,9 +1418,10 @@ int vrnic_post_recv(struct ibv_qp *ibvqp, struct ibv_recv_wr *wr,
 
 	/*
 	 * Receives of an SRQ-attached QP go to the SRQ, an RSS QP's to its
-	 * WQs; a QP in RESET takes none.
+	 * WQs, an XRC target's to its XRC SRQs; an XRC initiator receives
+	 * nothing; a QP in RESET takes none.
 	 */
-	if (qp->srq || qp->rss || ibvqp->state == IBV_QPS_RESET) {
+	if (!vrnic_wq_exists(&qp->rq) || ibvqp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -1359,10 +1456,35 @@ static void vrnic_srq_free_mem(struct vrnic_srq *srq)
 	vrnic_buf_free(&srq->buf);
 }
 
-struct ibv_srq *vrnic_create_srq(struct ibv_pd *pd,
-				 struct ibv_srq_init_attr *attr)
+/*
+ * Enter an XRC SRQ under its number: its receive CQEs name only that
+ * (and a target QP). Before the SRQ can own a WQE.
+ */
+static int vrnic_srq_table_add(struct vrnic_context *ctx,
+			       struct vrnic_srq *srq)
 {
-	struct vrnic_context *ctx = to_vrnic_context(pd->context);
+	int err = 0;
+
+	pthread_mutex_lock(&ctx->qp_table_mutex);
+	if (ctx->srq_table[srq->srqn])
+		err = EPROTO;
+	else
+		ctx->srq_table[srq->srqn] = srq;
+	pthread_mutex_unlock(&ctx->qp_table_mutex);
+	if (err)
+		verbs_err(&ctx->ibvctx, "create_srq: srqn %u already in use\n",
+			  srq->srqn);
+	return err;
+}
+
+/*
+ * A basic SRQ, or an XRC SRQ (xrc; attr names its XRC domain and CQ): the
+ * same ring and pool, created through ibv_cmd_create_srq_ex for both.
+ */
+static struct ibv_srq *vrnic_srq_create(struct vrnic_context *ctx,
+					struct ibv_srq_init_attr_ex *attr,
+					bool xrc)
+{
 	struct vrnic_ibv_create_srq_resp resp = {};
 	struct vrnic_ibv_create_srq cmd = {};
 	struct ibv_srq_attr user_attr = attr->attr;
@@ -1396,7 +1518,7 @@ struct ibv_srq *vrnic_create_srq(struct ibv_pd *pd,
 	srq->max_sge = min_t(uint32_t, srq->max_sge, ctx->max_srq_sge);
 	depth = 1U << srq->log_depth;
 
-	srq->pdom = vrnic_parent_domain_get(ctx, pd);
+	srq->pdom = vrnic_parent_domain_get(ctx, attr->pd);
 	err = vrnic_buf_alloc(ctx, &srq->buf, (size_t)depth << srq->wqe_shift,
 			      srq->pdom, VRNIC_RES_TYPE_SRQ);
 	if (err)
@@ -1422,31 +1544,52 @@ struct ibv_srq *vrnic_create_srq(struct ibv_pd *pd,
 	/* As for QPs: the device learns the ring's real capacity. */
 	attr->attr.max_wr = depth;
 	attr->attr.max_sge = srq->max_sge;
-	err = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
-				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	err = ibv_cmd_create_srq_ex(&ctx->ibvctx.context, &srq->vsrq, attr,
+				    &cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
+				    sizeof(resp));
 	if (err) {
 		verbs_debug(&ctx->ibvctx, "create_srq: kernel refused: %d\n",
 			    err);
-		attr->attr = user_attr;
 		goto err_free_mem;
 	}
 
-	if (!resp.srqn || resp.srqn > VRNIC_DB_QN_MASK) {
-		verbs_err(&ctx->ibvctx, "create_srq: kernel returned srqn %u\n",
-			  resp.srqn);
-		ibv_cmd_destroy_srq(&srq->vsrq.srq);
-		attr->attr = user_attr;
+	/*
+	 * An XRC SRQ's number reaches the user twice, from the kernel
+	 * (srq_num, the core's) and from the driver (srqn): they must agree.
+	 */
+	if (!resp.srqn || resp.srqn > VRNIC_DB_QN_MASK ||
+	    (xrc && srq->vsrq.srq_num != resp.srqn)) {
+		verbs_err(&ctx->ibvctx,
+			  "create_srq: kernel returned srqn %u (srq_num %u)\n",
+			  resp.srqn, srq->vsrq.srq_num);
 		err = EPROTO;
-		goto err_free_mem;
+		goto err_destroy;
+	}
+	srq->srqn = resp.srqn;
+	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (xrc) {
+		srq->xrc_cq = to_vrnic_cq(attr->cq);
+		err = vrnic_srq_table_add(ctx, srq);
+		if (err)
+			goto err_destroy_lock;
 	}
 
-	srq->srqn = resp.srqn;
+	/*
+	 * ibv_create_srq() fills these itself; ibv_create_srq_ex() calls
+	 * create_srq_ex directly, and nothing else would.
+	 */
+	srq->vsrq.srq.pd = attr->pd;
+	srq->vsrq.srq.srq_context = attr->srq_context;
 	attr->attr.max_wr = depth;
 	attr->attr.max_sge = srq->max_sge;
-	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
 	return &srq->vsrq.srq;
 
+err_destroy_lock:
+	pthread_spin_destroy(&srq->lock);
+err_destroy:
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
 err_free_mem:
+	attr->attr = user_attr;
 	vrnic_srq_free_mem(srq);
 err_free_srq:
 	vrnic_parent_domain_put(ctx, srq->pdom);
@@ -1454,6 +1597,57 @@ err_free_srq:
 err_out:
 	errno = err;
 	return NULL;
+}
+
+struct ibv_srq *vrnic_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr_ex attr_ex = {
+		.srq_context = attr->srq_context,
+		.attr = attr->attr,
+		.comp_mask = IBV_SRQ_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_srq *srq;
+
+	srq = vrnic_srq_create(to_vrnic_context(pd->context), &attr_ex, false);
+	if (srq)
+		attr->attr = attr_ex.attr;
+	return srq;
+}
+
+/*
+ * ibv_create_srq_ex(): basic SRQs as create_srq, XRC SRQs (an XRC domain
+ * and a CQ, which takes their receives). The device has no tag matching.
+ */
+struct ibv_srq *vrnic_create_srq_ex(struct ibv_context *ibvctx,
+				    struct ibv_srq_init_attr_ex *attr)
+{
+	struct vrnic_context *ctx = to_vrnic_context(ibvctx);
+	const uint32_t supported = IBV_SRQ_INIT_ATTR_TYPE |
+				   IBV_SRQ_INIT_ATTR_PD |
+				   IBV_SRQ_INIT_ATTR_XRCD |
+				   IBV_SRQ_INIT_ATTR_CQ;
+	enum ibv_srq_type type = IBV_SRQT_BASIC;
+
+	if (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)
+		type = attr->srq_type;
+	if (!check_comp_mask(attr->comp_mask, supported) ||
+	    (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC)) {
+		verbs_debug(&ctx->ibvctx,
+			    "create_srq_ex: comp_mask %#x type %d not supported\n",
+			    attr->comp_mask, type);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd ||
+	    (type == IBV_SRQT_XRC &&
+	     (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !attr->xrcd ||
+	      !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return vrnic_srq_create(ctx, attr, type == IBV_SRQT_XRC);
 }
 
 int vrnic_modify_srq(struct ibv_srq *ibvsrq, struct ibv_srq_attr *attr,
@@ -1494,6 +1688,18 @@ int vrnic_destroy_srq(struct ibv_srq *ibvsrq)
 	if (err)
 		return err;
 
+	/*
+	 * Target QPs outlive an XRC SRQ: its unread CQEs go now, under its
+	 * CQ's lock, so that no poller finds a freed SRQ through them.
+	 */
+	if (srq->xrc_cq) {
+		pthread_spin_lock(&srq->xrc_cq->lock);
+		pthread_mutex_lock(&ctx->qp_table_mutex);
+		ctx->srq_table[srq->srqn] = NULL;
+		pthread_mutex_unlock(&ctx->qp_table_mutex);
+		vrnic_cq_clean_xrc_srq(srq->xrc_cq, srq->srqn);
+		pthread_spin_unlock(&srq->xrc_cq->lock);
+	}
 	pthread_spin_destroy(&srq->lock);
 	vrnic_srq_free_mem(srq);
 	vrnic_parent_domain_put(ctx, srq->pdom);

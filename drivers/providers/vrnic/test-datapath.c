@@ -14,8 +14,10 @@
  * completing out of order, CQ cleaning on destroy, resize, the extended
  * poll API, the libibverbs 44 VERBS_QP_EX location, raw packet QPs (send
  * WQE layout, SEND only, receive CQEs) and flow rules, receive WQs (ring,
- * posting in states, completions by wq_num, reset) and RSS QPs (the hash
- * configuration in the udata, what is refused).
+ * posting in states, completions by wq_num, reset), RSS QPs (the hash
+ * configuration in the udata, what is refused) and XRC (SRQs by srqn,
+ * initiators' xrc_srqn from both post APIs, targets that take no posts,
+ * XRC completions and their cleaning).
  *
  * Output is TAP.
  */
@@ -66,9 +68,13 @@ void __verbs_log(struct verbs_context *ctx, uint32_t level, const char *fmt,
 static uint32_t next_qn = 2;
 static struct vrnic_create_cq_cmd last_cq_cmd;
 static struct vrnic_create_qp_cmd last_qp_cmd;
+static size_t last_qp_cmd_size;
 static struct vrnic_create_srq_cmd last_srq_cmd;
 static struct ibv_qp_cap last_qp_cap;
 static uint32_t kernel_max_inline = 256;
+/* Added to an XRC SRQ's srq_num: a kernel whose two numbers disagree. */
+static uint32_t kernel_srq_num_skew;
+static int srqs_destroyed;
 
 int ibv_cmd_create_cq_ex(struct ibv_context *context,
 			 const struct ibv_cq_init_attr_ex *attr,
@@ -117,7 +123,10 @@ int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
 	struct vrnic_ibv_create_qp *c = (void *)cmd;
 	struct vrnic_ibv_create_qp_resp *r = (void *)resp;
 
-	last_qp_cmd = c->drv_payload;
+	/* An XRC target's command has no udata. */
+	last_qp_cmd_size = cmd_size;
+	if (cmd_size >= sizeof(*c))
+		last_qp_cmd = c->drv_payload;
 	last_qp_cap = attr->cap;
 	qp->qp.context = context;
 	qp->qp.pd = attr->pd;
@@ -130,7 +139,8 @@ int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
 	/* What libibverbs 44's set_qp() does to its comp_mask. */
 	memset((uint8_t *)qp + 352, 0, 4);
 	qp->comp_mask = 0;
-	r->max_inline = kernel_max_inline;
+	if (resp_size >= sizeof(*r))
+		r->max_inline = kernel_max_inline;
 	return 0;
 }
 
@@ -155,23 +165,29 @@ int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 	return 0;
 }
 
-int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
-		       struct ibv_srq_init_attr *attr, struct ibv_create_srq *cmd,
-		       size_t cmd_size, struct ib_uverbs_create_srq_resp *resp,
-		       size_t resp_size)
+int ibv_cmd_create_srq_ex(struct ibv_context *context, struct verbs_srq *srq,
+			  struct ibv_srq_init_attr_ex *attr_ex,
+			  struct ibv_create_xsrq *cmd, size_t cmd_size,
+			  struct ib_uverbs_create_srq_resp *resp,
+			  size_t resp_size)
 {
 	struct vrnic_ibv_create_srq *c = (void *)cmd;
 	struct vrnic_ibv_create_srq_resp *r = (void *)resp;
 
 	last_srq_cmd = c->drv_payload;
-	srq->context = pd->context;
-	srq->pd = pd;
+	srq->srq.context = attr_ex->pd->context;
 	r->srqn = next_qn++;
+	/* What libibverbs' set_vsrq() fills. */
+	srq->srq_type = (attr_ex->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ?
+			attr_ex->srq_type : IBV_SRQT_BASIC;
+	if (srq->srq_type == IBV_SRQT_XRC)
+		srq->srq_num = r->srqn + kernel_srq_num_skew;
 	return 0;
 }
 
 int ibv_cmd_destroy_srq(struct ibv_srq *srq)
 {
+	srqs_destroyed++;
 	return 0;
 }
 
@@ -340,6 +356,7 @@ static void setup(void)
 	ctx->max_srq_sge = 16;
 	ctx->max_inline_data = 256;
 	ctx->qp_table = calloc(VRNIC_QP_TABLE_SIZE, sizeof(*ctx->qp_table));
+	ctx->srq_table = calloc(VRNIC_SRQ_TABLE_SIZE, sizeof(*ctx->srq_table));
 	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
 }
 
@@ -1272,6 +1289,290 @@ static void test_wq_and_rss(void)
 	vrnic_destroy_cq(ibvcq);
 }
 
+/* A device CQE for an XRC SRQ's receive: qpn the target QP, src_qp the srqn. */
+static void dev_xrc_cqe(struct vrnic_cq *cq, uint32_t tgt_qpn, uint32_t srqn,
+			uint64_t slot, uint32_t byte_len)
+{
+	struct vrnic_cqe *cqe = ring_cqe(cq, cq_pi[cq->cqn]);
+
+	dev_cqe(cq, tgt_qpn, slot, VRNIC_CQE_OP_RECV, 0, byte_len);
+	cqe->src_qp = htole32(srqn);
+	cqe->flags = VRNIC_CQE_FLAG_XRC;
+}
+
+/*
+ * XRC: SRQs made by create_srq_ex (XRC found by srqn, tag matching
+ * refused), XRC_SEND initiators (no RQ, xrc_srqn in every WQE from both
+ * post APIs), XRC_RECV targets (no rings, no posts) and the completions
+ * of XRC receives (the SRQ's slot, qp_num the target, src_qp 0).
+ */
+static void test_xrc(void)
+{
+	struct ibv_cq_init_attr_ex cattr = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
+			    IBV_WC_EX_WITH_BYTE_LEN,
+	};
+	struct verbs_xrcd xrcd = {
+		.xrcd.context = &ctx->ibvctx.context,
+		.comp_mask = VERBS_XRCD_HANDLE,
+		.handle = 3,
+	};
+	struct ibv_srq_init_attr_ex sattr = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC,
+		.pd = &pd_obj,
+		.xrcd = &xrcd.xrcd,
+	};
+	struct ibv_srq_init_attr_ex battr = {
+		.attr = { .max_wr = 2, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD,
+		.srq_type = IBV_SRQT_BASIC,
+		.pd = &pd_obj,
+	};
+	struct ibv_qp_init_attr_ex tattr = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		.xrcd = &xrcd.xrcd,
+		/* perftest asks a target for receive capacities: ignored */
+		.cap = { .max_recv_wr = 16, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_cap cap = { .max_send_wr = 32, .max_send_sge = 1 };
+	struct ibv_sge sge = { .addr = 0x3000, .length = 64, .lkey = 0x31 };
+	struct ibv_recv_wr rwr[2], *rbad;
+	struct ibv_send_wr wr[2], *bad;
+	struct ibv_qp_attr rst = { .qp_state = IBV_QPS_RESET };
+	struct ibv_poll_cq_attr pattr = {};
+	struct ibv_srq *ibvsrq, *basic;
+	struct vrnic_send_wqe *w;
+	struct vrnic_srq *srq;
+	struct vrnic_qp *ini, *rc;
+	struct ibv_qp_ex *qpx;
+	struct ibv_cq_ex *cqx;
+	struct ibv_cq *ibvcq;
+	struct vrnic_cq *cq;
+	struct ibv_qp *tgt;
+	struct ibv_wc wc[4];
+	uint32_t num, ci;
+	int i, n, destroyed;
+
+	cqx = vrnic_create_cq_ex(&ctx->ibvctx.context, &cattr);
+	ibvcq = ibv_cq_ex_to_cq(cqx);
+	cq = to_vrnic_cq(ibvcq);
+	sattr.cq = ibvcq;
+	db_read(VRNIC_DB_SQ);	/* what earlier cases left */
+	db_read(VRNIC_DB_SRQ);
+
+	/* SRQs: tag matching refused, XRC needs its domain and CQ. */
+	sattr.srq_type = IBV_SRQT_TM;
+	CHECK(!vrnic_create_srq_ex(&ctx->ibvctx.context, &sattr) &&
+	      errno == EOPNOTSUPP, "create_srq_ex: IBV_SRQT_TM -> EOPNOTSUPP");
+	sattr.srq_type = IBV_SRQT_XRC;
+	sattr.comp_mask |= IBV_SRQ_INIT_ATTR_TM;
+	CHECK(!vrnic_create_srq_ex(&ctx->ibvctx.context, &sattr) &&
+	      errno == EOPNOTSUPP,
+	      "create_srq_ex: IBV_SRQ_INIT_ATTR_TM -> EOPNOTSUPP");
+	sattr.comp_mask &= ~(IBV_SRQ_INIT_ATTR_TM | IBV_SRQ_INIT_ATTR_CQ);
+	CHECK(!vrnic_create_srq_ex(&ctx->ibvctx.context, &sattr) &&
+	      errno == EINVAL, "create_srq_ex: XRC without a CQ -> EINVAL");
+	sattr.comp_mask |= IBV_SRQ_INIT_ATTR_CQ;
+
+	destroyed = srqs_destroyed;
+	kernel_srq_num_skew = 1;
+	CHECK(!vrnic_create_srq_ex(&ctx->ibvctx.context, &sattr) &&
+	      errno == EPROTO && srqs_destroyed == destroyed + 1 &&
+	      sattr.attr.max_wr == 4,
+	      "XRC SRQ whose srq_num is not its srqn -> EPROTO, destroyed");
+	kernel_srq_num_skew = 0;
+
+	ibvsrq = vrnic_create_srq_ex(&ctx->ibvctx.context, &sattr);
+	CHECK(ibvsrq != NULL, "create_srq_ex: XRC SRQ");
+	if (!ibvsrq)
+		return;
+	srq = to_vrnic_srq(ibvsrq);
+	CHECK(last_srq_cmd.log_depth == 2 && last_srq_cmd.wqe_shift == 5 &&
+	      last_srq_cmd.buf_addr == (uintptr_t)srq->buf.addr &&
+	      sattr.attr.max_wr == 4 && srq->xrc_cq == cq &&
+	      ctx->srq_table[srq->srqn] == srq && ibvsrq->pd == &pd_obj,
+	      "XRC SRQ: the basic SRQ's ring, found by srqn %u", srq->srqn);
+	CHECK(vrnic_get_srq_num(ibvsrq, &num) == 0 && num == srq->srqn,
+	      "get_srq_num: the srqn");
+	basic = vrnic_create_srq_ex(&ctx->ibvctx.context, &battr);
+	CHECK(basic && last_srq_cmd.log_depth == 1 && battr.attr.max_wr == 2 &&
+	      !to_vrnic_srq(basic)->xrc_cq &&
+	      !ctx->srq_table[to_vrnic_srq(basic)->srqn],
+	      "create_srq_ex: a basic SRQ, not in the XRC SRQ table");
+
+	/* An XRC initiator: send queue only, RC's operations. */
+	cap.max_recv_wr = 1;
+	CHECK(!make_qp(IBV_QPT_XRC_SEND, ibvcq, NULL, NULL, cap, 0) &&
+	      errno == EINVAL, "XRC_SEND with max_recv_wr -> EINVAL");
+	cap.max_recv_wr = 0;
+	ctx->atomic_write = true;
+	CHECK(!make_qp(IBV_QPT_XRC_SEND, ibvcq, NULL, NULL, cap,
+		       IBV_QP_EX_WITH_ATOMIC_WRITE) && errno == EOPNOTSUPP,
+	      "XRC_SEND with ATOMIC_WRITE send op -> EOPNOTSUPP");
+	ini = make_qp(IBV_QPT_XRC_SEND, ibvcq, NULL, NULL, cap,
+		      IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE |
+		      IBV_QP_EX_WITH_RDMA_READ |
+		      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD);
+	CHECK(ini && last_qp_cmd.rq_log_depth == 0 &&
+	      last_qp_cmd.sq_log_depth == 5 && last_qp_cmd.sq_wqe_shift == 7 &&
+	      last_qp_cmd.rq_offset == 4096 && last_qp_cmd.buf_len == 4096 &&
+	      last_qp_cap.max_recv_wr == 0 && last_qp_cap.max_recv_sge == 0,
+	      "XRC_SEND QP: an SQ of 32 x 128B and no RQ");
+	if (!ini)
+		return;
+	qpx = &ini->vqp.qp_ex;
+	CHECK(qpx->wr_set_xrc_srqn && qpx->wr_rdma_read && !qpx->wr_set_ud_addr,
+	      "XRC_SEND qp_ex: wr_set_xrc_srqn installed");
+	rc = make_qp(IBV_QPT_RC, ibvcq, ibvcq, NULL, cap, IBV_QP_EX_WITH_SEND);
+	CHECK(rc && !rc->vqp.qp_ex.wr_set_xrc_srqn,
+	      "an RC QP gets no wr_set_xrc_srqn");
+	vrnic_destroy_qp(&rc->vqp.qp);
+
+	ini->vqp.qp.state = IBV_QPS_RTS;
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 0x90; wr[0].opcode = IBV_WR_SEND; wr[0].sg_list = &sge;
+	wr[0].num_sge = 1; wr[0].send_flags = IBV_SEND_SIGNALED;
+	wr[0].qp_type.xrc.remote_srqn = 0x1234;
+	wr[0].next = &wr[1];
+	wr[1].wr_id = 0x91; wr[1].opcode = IBV_WR_RDMA_READ;
+	wr[1].sg_list = &sge; wr[1].num_sge = 1; wr[1].wr.rdma.rkey = 0x55;
+	wr[1].wr.rdma.remote_addr = 0x8000;
+	wr[1].qp_type.xrc.remote_srqn = 0xabcdef;
+	CHECK(vrnic_post_send(&ini->vqp.qp, wr, &bad) == 0 &&
+	      db_read(VRNIC_DB_SQ) == db_val(ini->qpn, 2),
+	      "XRC_SEND post_send: SEND and RDMA READ, one doorbell");
+	w = sq_wqe(ini, 0);
+	CHECK(w->opcode == VRNIC_WQE_OP_SEND &&
+	      le32toh(w->xrc_srqn) == 0x1234 && w->num_sge == 1 &&
+	      le64toh(((struct vrnic_sge *)(w + 1))->addr) == 0x3000,
+	      "XRC SEND WQE: xrc_srqn 0x1234, the SGE at 64");
+	w = sq_wqe(ini, 1);
+	CHECK(w->opcode == VRNIC_WQE_OP_RDMA_READ &&
+	      le32toh(w->xrc_srqn) == 0xabcdef && le32toh(w->rkey) == 0x55,
+	      "XRC RDMA READ WQE: xrc_srqn 0xabcdef");
+	wr[0].next = NULL;
+	wr[0].qp_type.xrc.remote_srqn = 0x1000000;
+	CHECK(vrnic_post_send(&ini->vqp.qp, wr, &bad) == EINVAL && bad == wr &&
+	      !db_read(VRNIC_DB_SQ),
+	      "remote_srqn beyond 24 bits -> EINVAL, nothing posted");
+	rwr[0] = (struct ibv_recv_wr){ .sg_list = &sge, .num_sge = 1 };
+	CHECK(vrnic_post_recv(&ini->vqp.qp, rwr, &rbad) == EINVAL &&
+	      rbad == rwr && !db_read(VRNIC_DB_RQ),
+	      "post_recv on an XRC_SEND QP -> EINVAL");
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = 0x92;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_xrc_srqn(qpx, 0x777);
+	ibv_wr_set_sge(qpx, 0x31, 0x3000, 64);
+	qpx->wr_id = 0x93;
+	ibv_wr_rdma_write(qpx, 0x66, 0x9000);
+	ibv_wr_set_xrc_srqn(qpx, 0x778);
+	ibv_wr_set_sge(qpx, 0x31, 0x3000, 64);
+	CHECK(ibv_wr_complete(qpx) == 0 &&
+	      db_read(VRNIC_DB_SQ) == db_val(ini->qpn, 4),
+	      "XRC wr session of 2 WRs, one doorbell");
+	w = sq_wqe(ini, 2);
+	CHECK(w->opcode == VRNIC_WQE_OP_SEND && le32toh(w->xrc_srqn) == 0x777,
+	      "wr_send + wr_set_xrc_srqn: xrc_srqn 0x777");
+	w = sq_wqe(ini, 3);
+	CHECK(w->opcode == VRNIC_WQE_OP_RDMA_WRITE &&
+	      le32toh(w->xrc_srqn) == 0x778 && le32toh(w->rkey) == 0x66,
+	      "wr_rdma_write + wr_set_xrc_srqn: xrc_srqn 0x778");
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_set_xrc_srqn(qpx, 0x1000000);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && !db_read(VRNIC_DB_SQ) &&
+	      ini->sq.pi == 4, "wr_set_xrc_srqn beyond 24 bits: session fails");
+
+	/* A target: no udata, no rings, no posts, not in the QP table. */
+	tgt = vrnic_create_qp_ex(&ctx->ibvctx.context, &tattr);
+	CHECK(tgt && tgt->qp_type == IBV_QPT_XRC_RECV &&
+	      last_qp_cmd_size == sizeof(struct ibv_create_qp) &&
+	      !ctx->qp_table[tgt->qp_num],
+	      "XRC_RECV QP: no udata, not in the QP table");
+	if (!tgt)
+		return;
+	tgt->state = IBV_QPS_RTS;
+	wr[0].qp_type.xrc.remote_srqn = 1;
+	CHECK(vrnic_post_send(tgt, wr, &bad) == EINVAL && bad == wr &&
+	      vrnic_post_recv(tgt, rwr, &rbad) == EINVAL && rbad == rwr &&
+	      !db_read(VRNIC_DB_SQ) && !db_read(VRNIC_DB_RQ),
+	      "post_send and post_recv on an XRC_RECV QP -> EINVAL");
+	tattr.comp_mask = IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			  IBV_QP_INIT_ATTR_XRCD;
+	tattr.send_ops_flags = IBV_QP_EX_WITH_SEND;
+	CHECK(!vrnic_create_qp_ex(&ctx->ibvctx.context, &tattr) &&
+	      errno == EOPNOTSUPP, "XRC_RECV QP with send ops -> EOPNOTSUPP");
+
+	/*
+	 * XRC receives: slots 1 then 0 of the SRQ, by srqn; qp_num the
+	 * target (here one of another process), src_qp 0.
+	 */
+	for (i = 0; i < 2; i++)
+		rwr[i] = (struct ibv_recv_wr){ .wr_id = 0xe0 + i,
+					       .sg_list = &sge, .num_sge = 1,
+					       .next = i ? NULL : &rwr[1] };
+	CHECK(vrnic_post_srq_recv(ibvsrq, rwr, &rbad) == 0 &&
+	      db_read(VRNIC_DB_SRQ) == db_val(srq->srqn, 2),
+	      "post_srq_recv on the XRC SRQ");
+	dev_xrc_cqe(cq, 0x4321, srq->srqn, 1, 40);
+	dev_xrc_cqe(cq, tgt->qp_num, srq->srqn, 0, 41);
+	n = vrnic_poll_cq(ibvcq, 1, wc);
+	CHECK(n == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 0xe1 &&
+	      wc[0].opcode == IBV_WC_RECV && wc[0].qp_num == 0x4321 &&
+	      !wc[0].src_qp && wc[0].byte_len == 40 && srq->nfree == 3,
+	      "XRC receive: the SRQ's slot 1, qp_num the target, src_qp 0");
+	CHECK(ibv_start_poll(cqx, &pattr) == 0 && cqx->wr_id == 0xe0 &&
+	      ibv_wc_read_qp_num(cqx) == tgt->qp_num &&
+	      !ibv_wc_read_src_qp(cqx) && ibv_wc_read_byte_len(cqx) == 41 &&
+	      srq->nfree == 4,
+	      "XRC receive, extended poll: qp_num the target, src_qp 0");
+	ibv_end_poll(cqx);
+
+	/* An XRC CQE naming no XRC SRQ of ours: consumed, GENERAL_ERR. */
+	ci = cq->ci;
+	dev_xrc_cqe(cq, 0x4321, 999, 0, 40);
+	dev_xrc_cqe(cq, 0x4321, to_vrnic_srq(basic)->srqn, 0, 40);
+	n = vrnic_poll_cq(ibvcq, 4, wc);
+	CHECK(n == 2 && wc[0].status == IBV_WC_GENERAL_ERR && !wc[0].wr_id &&
+	      wc[1].status == IBV_WC_GENERAL_ERR && cq->ci == ci + 2 &&
+	      vrnic_poll_cq(ibvcq, 4, wc) == 0,
+	      "XRC CQE naming an unknown or a basic SRQ: GENERAL_ERR, consumed");
+
+	/*
+	 * Cleaning: the target's going keeps the SRQ's CQEs, resetting the
+	 * initiator drops only its own; destroying the SRQ drops its CQEs.
+	 */
+	vrnic_post_srq_recv(ibvsrq, rwr, &rbad);
+	dev_xrc_cqe(cq, tgt->qp_num, srq->srqn, 0, 50);
+	dev_cqe(cq, ini->qpn, 0, VRNIC_CQE_OP_SEND, 0, 64);
+	dev_xrc_cqe(cq, ini->qpn, srq->srqn, 1, 51);
+	CHECK(vrnic_modify_qp(tgt, &rst, IBV_QP_STATE) == 0 &&
+	      vrnic_destroy_qp(tgt) == 0, "XRC_RECV QP: to RESET, destroyed");
+	CHECK(vrnic_modify_qp(&ini->vqp.qp, &rst, IBV_QP_STATE) == 0 &&
+	      ini->sq.pi == 0 && cq_pi[cq->cqn] - cq->ci == 2,
+	      "XRC_SEND QP to RESET drops its send CQE, not the XRC ones");
+	vrnic_post_srq_recv(ibvsrq, rwr, &rbad);
+	dev_cqe(cq, 0x4444, 0, VRNIC_CQE_OP_SEND, 0, 64);
+	num = srq->srqn;
+	CHECK(vrnic_destroy_srq(ibvsrq) == 0 && !ctx->srq_table[num],
+	      "destroy_srq: gone from the XRC SRQ table");
+	n = vrnic_poll_cq(ibvcq, 4, wc);
+	CHECK(n == 1 && wc[0].qp_num == 0x4444 && cq->ci == cq_pi[cq->cqn],
+	      "destroy_srq drops the XRC SRQ's CQEs, keeps the others");
+
+	vrnic_destroy_qp(&ini->vqp.qp);
+	vrnic_destroy_srq(basic);
+	vrnic_destroy_cq(ibvcq);
+}
+
 /* The device side of RESIZE_CQ: move unconsumed CQEs to the new ring. */
 void resize_copy(struct vrnic_cq *cq, void *new_ring, uint32_t new_log_depth)
 {
@@ -1294,6 +1595,7 @@ int main(void)
 	test_clean_resize_srq();
 	test_raw_packet();
 	test_wq_and_rss();
+	test_xrc();
 	printf("1..%d\n", test_no);
 	return test_failed ? 1 : 0;
 }

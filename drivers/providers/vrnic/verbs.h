@@ -2,7 +2,7 @@
 /*
  * libvrnic verbs: control path (verbs.c), completion queues (cq.c), queue
  * pairs and shared receive queues (qp.c), flow steering (flow.c), receive
- * work queues and RSS (rss.c).
+ * work queues and RSS (rss.c), XRC domains and target QPs (xrc.c).
  */
 #ifndef __VRNIC_VERBS_H__
 #define __VRNIC_VERBS_H__
@@ -93,6 +93,16 @@ int vrnic_destroy_rwq_ind_table(struct ibv_rwq_ind_table *tbl);
 struct ibv_qp *vrnic_create_rss_qp(struct ibv_context *ibvctx,
 				   struct ibv_qp_init_attr_ex *attr);
 
+/* xrc.c */
+struct ibv_xrcd *vrnic_open_xrcd(struct ibv_context *ibvctx,
+				 struct ibv_xrcd_init_attr *attr);
+int vrnic_close_xrcd(struct ibv_xrcd *ibvxrcd);
+struct ibv_qp *vrnic_create_xrc_recv_qp(struct ibv_context *ibvctx,
+					struct ibv_qp_init_attr_ex *attr);
+struct ibv_qp *vrnic_open_qp(struct ibv_context *ibvctx,
+			     struct ibv_qp_open_attr *attr);
+int vrnic_get_srq_num(struct ibv_srq *ibvsrq, uint32_t *srq_num);
+
 /* cq.c */
 struct ibv_cq *vrnic_create_cq(struct ibv_context *ibvctx, int ncqe,
 			       struct ibv_comp_channel *channel, int vec);
@@ -104,6 +114,7 @@ int vrnic_modify_cq(struct ibv_cq *ibvcq, struct ibv_modify_cq_attr *attr);
 int vrnic_poll_cq(struct ibv_cq *ibvcq, int nwc, struct ibv_wc *wc);
 int vrnic_req_notify_cq(struct ibv_cq *ibvcq, int solicited_only);
 void vrnic_cq_clean(struct vrnic_cq *cq, uint32_t qpn, struct vrnic_srq *srq);
+void vrnic_cq_clean_xrc_srq(struct vrnic_cq *cq, uint32_t srqn);
 void vrnic_srq_put_slot(struct vrnic_srq *srq, uint32_t idx);
 
 /* qp.c */
@@ -122,6 +133,11 @@ int vrnic_post_recv(struct ibv_qp *ibvqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
 int vrnic_qp_table_add(struct vrnic_context *ctx, struct vrnic_qp *qp,
 		       const char *verb);
+int vrnic_cmd_create_qp(struct ibv_context *ibvctx, struct vrnic_qp *qp,
+			struct ibv_qp_init_attr_ex *attr,
+			struct ibv_create_qp *cmd, size_t cmd_size,
+			struct ib_uverbs_create_qp_resp *resp,
+			size_t resp_size);
 int vrnic_rq_post(struct vrnic_context *ctx, struct vrnic_qp *qp,
 		  struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 int vrnic_wq_log_depth(uint32_t wr, uint32_t *log_depth);
@@ -132,6 +148,8 @@ int vrnic_wq_init(struct vrnic_wq *wq, void *ring, uint32_t log_depth,
 void vrnic_wq_uninit(struct vrnic_wq *wq);
 struct ibv_srq *vrnic_create_srq(struct ibv_pd *ibvpd,
 				 struct ibv_srq_init_attr *attr);
+struct ibv_srq *vrnic_create_srq_ex(struct ibv_context *ibvctx,
+				    struct ibv_srq_init_attr_ex *attr);
 int vrnic_modify_srq(struct ibv_srq *ibvsrq, struct ibv_srq_attr *attr,
 		     int attr_mask);
 int vrnic_query_srq(struct ibv_srq *ibvsrq, struct ibv_srq_attr *attr);

@@ -28,7 +28,12 @@ DECLARE_DRV_CMD(vrnic_ibv_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
 		vrnic_resize_cq_cmd, empty);
 DECLARE_DRV_CMD(vrnic_ibv_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		vrnic_create_qp_cmd, vrnic_create_qp_resp);
-DECLARE_DRV_CMD(vrnic_ibv_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+/*
+ * create_srq and create_srq_ex both go through ibv_cmd_create_srq_ex,
+ * whose command is the XSRQ one (it has room for every SRQ type); basic
+ * and XRC SRQs carry the same ring.
+ */
+DECLARE_DRV_CMD(vrnic_ibv_create_srq, IB_USER_VERBS_CMD_CREATE_XSRQ,
 		vrnic_create_srq_cmd, vrnic_create_srq_resp);
 DECLARE_DRV_CMD(vrnic_ibv_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, vrnic_create_ah_resp);

@@ -44,6 +44,7 @@ static const struct verbs_context_ops vrnic_ctx_ops = {
 	.alloc_pd = vrnic_alloc_pd,
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = vrnic_bind_mw,
+	.close_xrcd = vrnic_close_xrcd,
 	.create_ah = vrnic_create_ah,
 	.create_cq = vrnic_create_cq,
 	.create_cq_ex = vrnic_create_cq_ex,
@@ -52,6 +53,7 @@ static const struct verbs_context_ops vrnic_ctx_ops = {
 	.create_qp_ex = vrnic_create_qp_ex,
 	.create_rwq_ind_table = vrnic_create_rwq_ind_table,
 	.create_srq = vrnic_create_srq,
+	.create_srq_ex = vrnic_create_srq_ex,
 	.create_wq = vrnic_create_wq,
 	.dealloc_mw = vrnic_dealloc_mw,
 	.dealloc_pd = vrnic_dealloc_pd,
@@ -66,6 +68,7 @@ static const struct verbs_context_ops vrnic_ctx_ops = {
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = vrnic_free_context,
 	.free_dm = vrnic_free_dm,
+	.get_srq_num = vrnic_get_srq_num,
 	.import_dm = vrnic_import_dm,
 	.import_mr = vrnic_import_mr,
 	.import_pd = vrnic_import_pd,
@@ -73,6 +76,8 @@ static const struct verbs_context_ops vrnic_ctx_ops = {
 	.modify_qp = vrnic_modify_qp,
 	.modify_srq = vrnic_modify_srq,
 	.modify_wq = vrnic_modify_wq,
+	.open_qp = vrnic_open_qp,
+	.open_xrcd = vrnic_open_xrcd,
 	.poll_cq = vrnic_poll_cq,
 	.post_recv = vrnic_post_recv,
 	.post_send = vrnic_post_send,
@@ -136,8 +141,9 @@ static void vrnic_unmap_db(struct vrnic_context *ctx)
 
 /*
  * Everything a context needs past the kernel's answer to alloc_ucontext
- * (or, for an imported one, QUERY_CONTEXT): the doorbell page, the QP
- * table, the ops and the device's limits. On failure the caller frees ctx.
+ * (or, for an imported one, QUERY_CONTEXT): the doorbell page, the QP and
+ * SRQ tables, the ops and the device's limits. On failure the caller
+ * frees ctx.
  */
 static int vrnic_context_setup(struct vrnic_context *ctx,
 			       const struct vrnic_alloc_ucontext_resp *resp)
@@ -153,13 +159,17 @@ static int vrnic_context_setup(struct vrnic_context *ctx,
 	ctx->db_page_shift = resp->db_page_shift;
 
 	ctx->qp_table = calloc(VRNIC_QP_TABLE_SIZE, sizeof(*ctx->qp_table));
-	if (!ctx->qp_table)
+	ctx->srq_table = calloc(VRNIC_SRQ_TABLE_SIZE, sizeof(*ctx->srq_table));
+	if (!ctx->qp_table || !ctx->srq_table) {
+		free(ctx->srq_table);
+		free(ctx->qp_table);
 		return ENOMEM;
+	}
 	pthread_mutex_init(&ctx->qp_table_mutex, NULL);
 
 	err = vrnic_map_db(ctx, resp);
 	if (err)
-		goto err_free_qp_table;
+		goto err_free_tables;
 	err = vrnic_clock_map(ctx, resp);
 	if (err)
 		goto err_unmap_db;
@@ -179,8 +189,9 @@ static int vrnic_context_setup(struct vrnic_context *ctx,
 err_unmap_db:
 	vrnic_clock_unmap(ctx);
 	vrnic_unmap_db(ctx);
-err_free_qp_table:
+err_free_tables:
 	pthread_mutex_destroy(&ctx->qp_table_mutex);
+	free(ctx->srq_table);
 	free(ctx->qp_table);
 	return err;
 }
@@ -271,6 +282,7 @@ static void vrnic_free_context(struct ibv_context *ibvctx)
 	vrnic_clock_unmap(ctx);
 	vrnic_unmap_db(ctx);
 	pthread_mutex_destroy(&ctx->qp_table_mutex);
+	free(ctx->srq_table);
 	free(ctx->qp_table);
 	verbs_uninit_context(&ctx->ibvctx);
 	free(ctx);

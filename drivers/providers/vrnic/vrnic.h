@@ -20,8 +20,9 @@
 
 #include "vrnic-abi.h"
 
-/* qpn and cqn fit in 16 bits (vrnic_hw_defs.h "Objects"): a flat table. */
+/* qpn, cqn and srqn fit in 16 bits (vrnic_hw_defs.h "Objects"): flat tables. */
 #define VRNIC_QP_TABLE_SIZE	(1U << 16)
+#define VRNIC_SRQ_TABLE_SIZE	(1U << 16)
 
 struct vrnic_dev {
 	struct verbs_device vdev;
@@ -29,6 +30,7 @@ struct vrnic_dev {
 };
 
 struct vrnic_qp;
+struct vrnic_srq;
 struct vrnic_parent_domain;
 
 /*
@@ -71,6 +73,14 @@ struct vrnic_context {
 	 */
 	struct vrnic_qp **qp_table;
 	pthread_mutex_t qp_table_mutex;
+	/*
+	 * srqn -> XRC SRQ, for the CQEs of XRC receives, which name the
+	 * SRQ and a target QP that may be another process's. The same rule
+	 * as qp_table: set in create_srq_ex before the SRQ can own a WQE,
+	 * cleared in destroy_srq under the SRQ's CQ lock, written under
+	 * qp_table_mutex.
+	 */
+	struct vrnic_srq **srq_table;
 	/*
 	 * This context's parent domains, newest first; NULL (as the context
 	 * is allocated zeroed) when there are none. qp_table_mutex also
@@ -179,6 +189,11 @@ struct vrnic_srq {
 	uint32_t max_sge;
 	uint32_t pi;			/* free-running ring position */
 	uint32_t srqn;
+	/*
+	 * An XRC SRQ's CQ (its receives complete there, found through
+	 * srq_table); NULL for a basic SRQ, whose QPs' CQs take them.
+	 */
+	struct vrnic_cq *xrc_cq;
 	/*
 	 * SRQ WQEs complete out of order, so a WQE carries an index into this
 	 * pool instead of its ring position (see post_srq_recv).
