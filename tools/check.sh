@@ -113,6 +113,7 @@ guest single -t 1800 -m 1024 --peer-mem 16 -- \
 	"dmabuf_mr:build/selftests/vrnic/dmabuf_mr" \
 	"odp_mr:build/selftests/vrnic/odp_mr" \
 	"import_objects:build/selftests/vrnic/import_objects" \
+	"xrc_shared:build/selftests/vrnic/xrc_shared" \
 	"ibta15:build/selftests/vrnic/ibta15" \
 	"timestamps:build/selftests/vrnic/timestamps" \
 	"raw_packet:build/selftests/vrnic/raw_packet" \

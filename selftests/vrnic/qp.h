@@ -31,10 +31,22 @@ static inline bool qp_modify(struct ibv_qp *qp, struct ibv_qp_attr *a,
 	return !rc;
 }
 
+/* The reliable connected side that sends requests: RC, an XRC initiator. */
+static inline bool qp_rc_sender(const struct ibv_qp *qp)
+{
+	return qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_XRC_SEND;
+}
+
+/* ... and the side that answers them: RC, an XRC target. */
+static inline bool qp_rc_responder(const struct ibv_qp *qp)
+{
+	return qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_XRC_RECV;
+}
+
 /*
- * RESET -> INIT on port 1. RC and UC accept every remote access the QP
- * type has, so that the MR (or the window) alone decides what a peer may
- * do; UD gets QKEY.
+ * RESET -> INIT on port 1. RC, UC and XRC accept every remote access the
+ * QP type has, so that the MR (or the window) alone decides what a peer
+ * may do; UD gets QKEY.
  */
 static inline bool qp_to_init(struct ibv_qp *qp, struct verdict *v)
 {
@@ -46,7 +58,7 @@ static inline bool qp_to_init(struct ibv_qp *qp, struct verdict *v)
 		mask |= IBV_QP_QKEY;
 	} else {
 		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-		if (qp->qp_type == IBV_QPT_RC)
+		if (qp_rc_responder(qp))
 			a.qp_access_flags |= IBV_ACCESS_REMOTE_READ |
 					     IBV_ACCESS_REMOTE_ATOMIC;
 		mask |= IBV_QP_ACCESS_FLAGS;
@@ -97,10 +109,10 @@ struct rc_knobs {
 };
 
 /*
- * INIT -> RTR -> RTS. RC and UC connect to QP dqpn behind ah and expect
- * rq_psn first; UD takes its peer from every WR instead. All send from
- * sq_psn, over a path MTU of 1024; RC with up to 4 READs and atomics in
- * flight each way and k's retries.
+ * INIT -> RTR -> RTS. RC, UC and XRC connect to QP dqpn behind ah and
+ * expect rq_psn first; UD takes its peer from every WR instead. All send
+ * from sq_psn, over a path MTU of 1024; RC (and the XRC side concerned)
+ * with up to 4 READs and atomics in flight each way and k's retries.
  */
 static inline bool qp_to_rts(struct ibv_qp *qp, const struct ibv_ah_attr *ah,
 			     uint32_t dqpn, uint32_t rq_psn, uint32_t sq_psn,
@@ -116,7 +128,7 @@ static inline bool qp_to_rts(struct ibv_qp *qp, const struct ibv_ah_attr *ah,
 		a.ah_attr = *ah;
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 			IBV_QP_RQ_PSN;
-		if (qp->qp_type == IBV_QPT_RC) {
+		if (qp_rc_responder(qp)) {
 			a.max_dest_rd_atomic = 4;
 			a.min_rnr_timer = k->min_rnr_timer;
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -128,13 +140,16 @@ static inline bool qp_to_rts(struct ibv_qp *qp, const struct ibv_ah_attr *ah,
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = sq_psn;
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (qp->qp_type == IBV_QPT_RC) {
+	if (qp_rc_sender(qp)) {
 		a.timeout = k->timeout;
 		a.retry_cnt = k->retry_cnt;
 		a.rnr_retry = k->rnr_retry;
 		a.max_rd_atomic = 4;
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			IBV_QP_MAX_QP_RD_ATOMIC;
+	} else if (qp_rc_responder(qp)) {
+		a.timeout = k->timeout;		/* an XRC target's, unused */
+		mask |= IBV_QP_TIMEOUT;
 	}
 	return qp_modify(qp, &a, mask, "RTS", v);
 }
