@@ -358,10 +358,14 @@ uint8_t vrnic_xrcd_alloc(VrnicCore *core,
 uint8_t vrnic_xrcd_dealloc(VrnicCore *core, const struct vrnic_aq_destroy *c);
 /* A live domain (for CREATE_SRQ/CREATE_QP, which then take a reference). */
 VrnicXrcd *vrnic_xrcd_get(VrnicCore *core, uint32_t xrcdn);
+/* The XRC SRQ srqn if it is one of the domain of target qp, else NULL. */
+VrnicSrq *vrnic_xrc_srq_of(VrnicCore *core, const VrnicQp *qp,
+                           uint32_t srqn);
 /*
- * An XRC target's request packet names srqn in its XRCETH: the SRQ, if it
- * is an XRC SRQ of the target's domain and the one of the message the
- * packet continues; else NULL.
+ * An XRC target's in-sequence request packet names srqn in its XRCETH:
+ * the SRQ, if it is an XRC SRQ of the target's domain and the one of the
+ * message the packet continues (the message then uses its PD and CQ);
+ * else NULL.
  */
 VrnicSrq *vrnic_xrc_srq(VrnicCore *core, VrnicQp *qp, uint32_t srqn,
                         bool first);

@@ -393,6 +393,9 @@ static void vrnic_qp_enter_reset(uint32_t qpn, VrnicQp *qp)
     qp->rq.pi = qp->rq.ci = 0;
     qp->fatal_sent = false;
     memset(&qp->attr, 0, sizeof(qp->attr));
+    if (qp->type == T_TGT) {
+        qp->srqn = qp->pdn = qp->recv_cqn = 0;  /* no message, no SRQ */
+    }
 }
 
 /*

@@ -198,9 +198,12 @@ static void vrnic_rx_fail(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     vrnic_qp_error(core, qpn);
 }
 
-/* The RETH/AtomicETH target: QP right, then the MR. Zero length passes. */
+/*
+ * The RETH/AtomicETH target: QP right, then the MR of PD pdn (the QP's; an
+ * XRC target's, the named SRQ's). Zero length passes.
+ */
 bool vrnic_rx_rkey_ok(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
-                      uint32_t right,
+                      uint32_t pdn, uint32_t right,
                       uint32_t rkey, uint64_t va, uint64_t len)
 {
     if (!len) {
@@ -210,7 +213,7 @@ bool vrnic_rx_rkey_ok(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         trace_vrnic_rx_drop(0, 0, "QP lacks the remote right");
         return false;
     }
-    return vrnic_rkey_check(core, rkey, qpn, qp->pdn, right, va, len,
+    return vrnic_rkey_check(core, rkey, qpn, pdn, right, va, len,
                             NULL) == VRNIC_MR_OK;
 }
 
@@ -482,8 +485,9 @@ static bool vrnic_rx_reth_ok(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                                 "READ longer than 2^31");
         return false;
     }
-    if (!vrnic_rx_rkey_ok(core, qpn, qp, right, pkt->hdr.reth.rkey,
-                          pkt->hdr.reth.va, pkt->hdr.reth.len)) {
+    if (!vrnic_rx_rkey_ok(core, qpn, qp, qp->pdn, right,
+                          pkt->hdr.reth.rkey, pkt->hdr.reth.va,
+                          pkt->hdr.reth.len)) {
         vrnic_rx_fail(core, qpn, qp, pkt->hdr.bth.psn, VRNIC_NAK_REM_ACCESS,
                       VRNIC_WC_SUCCESS, write ? "WRITE R_Key/access/bounds" :
                                                 "READ R_Key/access/bounds");
@@ -634,8 +638,9 @@ static VrnicResp *vrnic_rx_atomic(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                       VRNIC_WC_SUCCESS, "atomic not 8-byte aligned");
         return NULL;
     }
-    if (!vrnic_rx_rkey_ok(core, qpn, qp, VRNIC_ACCESS_REMOTE_ATOMIC,
-                          pkt->hdr.atomic.rkey, va, 8) ||
+    if (!vrnic_rx_rkey_ok(core, qpn, qp, qp->pdn,
+                          VRNIC_ACCESS_REMOTE_ATOMIC, pkt->hdr.atomic.rkey,
+                          va, 8) ||
         vrnic_rkey_check(core, pkt->hdr.atomic.rkey, qpn, qp->pdn,
                          VRNIC_ACCESS_REMOTE_ATOMIC, va, 8, &mr)) {
         vrnic_rx_fail(core, qpn, qp, psn, VRNIC_NAK_REM_ACCESS,

@@ -83,6 +83,9 @@ VrnicResp *vrnic_resp_push(VrnicQp *qp)
     e = &x->q[x->q_tail % x->q_size];
     memset(e, 0, sizeof(*e));
     e->pdn = qp->pdn;
+    if (qp->type == VRNIC_QP_TYPE_XRC_TGT) {
+        e->srqn = qp->srqn;
+    }
     x->q_tail++;
     return e;
 }
@@ -304,18 +307,19 @@ void vrnic_resp_rnr_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
 
 /*
  * A duplicate READ whose PSN falls in a response stream still queued
- * replaces that stream: the requester asks again from what it is missing
- * (its va, length and PSN), so the stream restarts there as a new one.
+ * (under the same PD: an XRC target's READs each name theirs) replaces
+ * that stream: the requester asks again from what it is missing (its va,
+ * length and PSN), so the stream restarts there as a new one.
  */
 bool vrnic_resp_restart_read(VrnicXport *x, const VrnicPkt *pkt,
-                             uint32_t pmtu)
+                             uint32_t pdn, uint32_t pmtu)
 {
     uint32_t psn = pkt->hdr.bth.psn;
 
     for (uint32_t i = x->q_head; i != x->q_tail; i++) {
         VrnicResp *e = &x->q[i % x->q_size];
 
-        if (e->kind == VRNIC_RESP_READ &&
+        if (e->kind == VRNIC_RESP_READ && e->pdn == pdn &&
             vrnic_psn_diff(psn, e->psn) >= 0 &&
             vrnic_psn_diff(psn, e->psn) <
             (int32_t)vrnic_read_psns(e->len, pmtu)) {

@@ -258,18 +258,18 @@ static void vrnic_rx_gap(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
  * the duplicate is dropped and the requester asks again.
  */
 static void vrnic_rx_dup_read(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
-                              const VrnicPkt *pkt)
+                              const VrnicPkt *pkt, uint32_t pdn)
 {
     VrnicXport *x = qp->x;
     VrnicResp *e;
 
     if (pkt->hdr.reth.len > VRNIC_MAX_MSG ||
-        !vrnic_rx_rkey_ok(core, qpn, qp, VRNIC_ACCESS_REMOTE_READ,
+        !vrnic_rx_rkey_ok(core, qpn, qp, pdn, VRNIC_ACCESS_REMOTE_READ,
                           pkt->hdr.reth.rkey, pkt->hdr.reth.va,
                           pkt->hdr.reth.len)) {
         return;
     }
-    if (vrnic_resp_restart_read(x, pkt, vrnic_xport_pmtu(core, qp))) {
+    if (vrnic_resp_restart_read(x, pkt, pdn, vrnic_xport_pmtu(core, qp))) {
         core->stats.port[VRNIC_PORT_STAT_READ_REPLAYS]++;
         return;
     }
@@ -284,6 +284,8 @@ static void vrnic_rx_dup_read(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
         e->va = pkt->hdr.reth.va;
         e->rkey = pkt->hdr.reth.rkey;
         e->len = pkt->hdr.reth.len;
+        e->pdn = pdn;
+        e->srqn = pkt->hdr.xrc_srqn;
         e->replay = true;
         x->rd_pending++;
         core->stats.port[VRNIC_PORT_STAT_READ_REPLAYS]++;
@@ -324,16 +326,30 @@ static void vrnic_rx_dup_atomic(VrnicCore *core, VrnicQp *qp, uint32_t psn)
     }
 }
 
-/* A request packet before ePSN (RC): answered again, never executed. */
+/*
+ * A request packet before ePSN (RC): answered again, never executed. An
+ * XRC target's duplicate names its SRQ too, which must still be one of
+ * the domain's; a READ is then served under that SRQ's PD, not that of
+ * the message in progress.
+ */
 static void vrnic_rx_duplicate(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                                const VrnicPkt *pkt)
 {
     VrnicXport *x = qp->x;
     uint32_t psn = pkt->hdr.bth.psn;
+    uint32_t pdn = qp->pdn;
 
     vrnic_rx_drop(core, VRNIC_PORT_STAT_RX_DUPLICATE, qpn, psn, "duplicate");
+    if (qp->type == VRNIC_QP_TYPE_XRC_TGT) {
+        const VrnicSrq *srq = vrnic_xrc_srq_of(core, qp, pkt->hdr.xrc_srqn);
+
+        if (!srq) {
+            return;     /* its SRQ is gone: no answer */
+        }
+        pdn = srq->pdn;
+    }
     if ((pkt->hdr.bth.opcode & ~VRNIC_IB_TRANSPORT_MASK) == VRNIC_IB_READ_REQ) {
-        vrnic_rx_dup_read(core, qpn, qp, pkt);
+        vrnic_rx_dup_read(core, qpn, qp, pkt, pdn);
     } else if (pkt->op->flags & (VRNIC_OPF_ATOMIC | VRNIC_OPF_RD_ACKED)) {
         vrnic_rx_dup_atomic(core, qp, psn);
     } else if (pkt->hdr.bth.ack_req || !x->dup_acked) {

@@ -191,6 +191,7 @@ typedef struct VrnicResp {
     uint64_t va;            /* READ */
     uint32_t rkey;
     uint32_t pdn;           /* READ: the PD rkey belongs to (XRC: the SRQ's) */
+    uint32_t srqn;          /* XRC target: the SRQ the request named */
     uint32_t len;
     uint32_t off;           /* READ: bytes sent */
     bool replay;            /* READ/ATOMIC/RD_ACK: answers a duplicate */
@@ -401,8 +402,8 @@ void vrnic_rx_held_clear(VrnicXport *x);
 
 /* vrnic_resp.c */
 bool vrnic_rx_rkey_ok(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
-                      uint32_t right, uint32_t rkey, uint64_t va,
-                      uint64_t len);
+                      uint32_t pdn, uint32_t right, uint32_t rkey,
+                      uint64_t va, uint64_t len);
 void vrnic_rx_ud(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                  const uint8_t *frame, const VrnicPkt *pkt);
 /* A frame flow rule flow_id steers to raw packet QP qpn (vrnic_flow.c). */
@@ -419,7 +420,7 @@ void vrnic_resp_drain(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
 void vrnic_resp_rnr_nak(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
                         uint32_t psn, const char *why);
 bool vrnic_resp_restart_read(VrnicXport *x, const VrnicPkt *pkt,
-                             uint32_t pmtu);
+                             uint32_t pdn, uint32_t pmtu);
 
 /* vrnic_loop.c */
 bool vrnic_loop_has_room(VrnicCore *core);

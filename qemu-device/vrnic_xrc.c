@@ -69,14 +69,21 @@ uint8_t vrnic_xrcd_dealloc(VrnicCore *core, const struct vrnic_aq_destroy *c)
     return VRNIC_AQ_STS_OK;
 }
 
-VrnicSrq *vrnic_xrc_srq(VrnicCore *core, VrnicQp *qp, uint32_t srqn,
-                        bool first)
+VrnicSrq *vrnic_xrc_srq_of(VrnicCore *core, const VrnicQp *qp,
+                           uint32_t srqn)
 {
     VrnicSrq *srq = vrnic_srq_get(core, srqn);
 
+    return srq && srq->xrcdn == qp->xrcdn ? srq : NULL;
+}
+
+VrnicSrq *vrnic_xrc_srq(VrnicCore *core, VrnicQp *qp, uint32_t srqn,
+                        bool first)
+{
+    VrnicSrq *srq = vrnic_xrc_srq_of(core, qp, srqn);
+
     /* A held receive WQE completes on its own SRQ's CQ, whatever comes. */
-    if (!srq || srq->xrcdn != qp->xrcdn ||
-        ((!first || qp->x->have_rwqe) && srqn != qp->srqn)) {
+    if (!srq || ((!first || qp->x->have_rwqe) && srqn != qp->srqn)) {
         return NULL;
     }
     /*
@@ -102,12 +109,28 @@ void vrnic_xrc_srq_destroyed(VrnicCore *core, uint32_t srqn)
     for (uint32_t qpn = 2; qpn <= core->cfg.max_qp + 1; qpn++) {
         VrnicQp *qp = &core->obj.qps[qpn];
 
-        if (qp->live && qp->type == VRNIC_QP_TYPE_XRC_TGT &&
-            qp->srqn == srqn) {
+        VrnicXport *x = qp->x;
+
+        if (!qp->live || qp->type != VRNIC_QP_TYPE_XRC_TGT) {
+            continue;
+        }
+        if (qp->srqn == srqn) {
             /* The held WQE's owner is gone: nothing to complete. */
-            qp->x->have_rwqe = false;
-            qp->x->in_msg = VRNIC_MSG_NONE;
+            x->have_rwqe = false;
+            x->in_msg = VRNIC_MSG_NONE;
             qp->srqn = qp->pdn = qp->recv_cqn = 0;
+        }
+        /*
+         * A READ stream still queued under it reads no more: its PD
+         * may go next, and its number come back as another's. PD 0
+         * names no MR: the stream ends in NAK remote access.
+         */
+        for (uint32_t i = x->q_head; i != x->q_tail; i++) {
+            VrnicResp *e = &x->q[i % x->q_size];
+
+            if (e->kind == VRNIC_RESP_READ && e->srqn == srqn) {
+                e->pdn = 0;
+            }
         }
     }
 }

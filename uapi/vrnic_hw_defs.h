@@ -1474,7 +1474,10 @@ static_assert(sizeof(struct vrnic_aq_create_rss) == VRNIC_AQ_CMD_SIZE, "create_r
  * packet; responses carry none. At the target every request packet's
  * XRCETH must name an XRC SRQ of the target's domain, the same one for
  * every packet of a message; else NAK REMOTE_ACCESS and the QP goes to
- * ERR, as after any error an RC responder NAKs. The SRQ decides what the
+ * ERR, as after any error an RC responder NAKs (a duplicate is dropped;
+ * a duplicate READ is served under its own SRQ's PD). DESTROY_SRQ of an
+ * XRC SRQ a target is using ends that message and any READ response
+ * queued under it (NAK REMOTE_ACCESS). The SRQ decides what the
  * request may touch: R_Keys and the receive WQE's L_Keys are checked
  * against the SRQ's PD, rights against the target QP's access. A SEND
  * (or WRITE with immediate) takes a WQE of that SRQ (none: RNR NAK) and

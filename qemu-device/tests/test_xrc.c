@@ -7,8 +7,9 @@
  * srqn, in the XRC opcodes with the XRCETH on every request packet and on
  * no response; R_Keys are checked against the named SRQ's PD; an XRCETH
  * naming no SRQ, a basic SRQ or an SRQ of another domain is NAK remote
- * access; an SRQ destroyed in the middle of a message takes the receive
- * WQE the target held for it along.
+ * access; a duplicate READ is served under the PD of the SRQ it names;
+ * an SRQ destroyed in the middle of a message takes the receive WQE the
+ * target held for it along, and under a queued READ ends that stream.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -471,6 +472,111 @@ TEST_F(xrc, an_xrceth_naming_no_srq_of_the_domain_is_nak_remote_access)
         ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&self->tgt)) TH_LOG("case %u", i);
     }
     ASSERT_FALSE(poll(&self->b, false, &e));
+}
+
+/* The first READ response from B is lost. */
+static bool drop_first_read_resp(FakeBus *from, uint8_t *frame, size_t *len,
+                                 void *arg)
+{
+    bool *dropped = arg;
+    VrnicPkt p;
+
+    if (*dropped || vrnic_pkt_parse(frame, *len, &p) != VRNIC_PKT_OK ||
+        p.hdr.bth.opcode != VRNIC_OP(XRC, READ_RESP_ONLY)) {
+        return true;
+    }
+    *dropped = true;
+    return false;
+}
+
+/*
+ * A READ through SRQ 1 (pd2) whose response is lost, then a SEND through
+ * SRQ 0 (B's PD): the READ comes again as a duplicate, and is served
+ * under the PD of the SRQ it names, not that of the message after it.
+ */
+TEST_F(xrc, a_duplicate_read_is_served_under_its_own_srqs_pd)
+{
+    uint64_t src = buf_alloc(&self->a, 64), dst = buf_alloc(&self->b, 64);
+    uint64_t rbuf = buf_alloc(&self->b, 64);
+    Sg s = { src, 64, mr_any(&self->a, VRNIC_ACCESS_LOCAL_WRITE, src, 64) };
+    Sg r = { rbuf, 64, mr_any(&self->b, VRNIC_ACCESS_LOCAL_WRITE, rbuf, 64) };
+    uint32_t rkey = mr_in_pd(&self->b, self->pd2, ACC_ALL, dst, 64);
+    struct vrnic_cqe e;
+    bool dropped = false;
+
+    fill(&self->b, dst, 64, 5);
+    srq_recv(self, 0, 0x10, &r);
+    srq_recv(self, 0, 0x11, &r);
+    /* A first SEND, so the initiator knows the target gives no credits. */
+    ini_send(self, 0, VRNIC_WQE_OP_SEND, &s, 0, 0, 0, self->srq[0]);
+    fake_settle(self->a.f);
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    self->b.f->wire_hook = drop_first_read_resp;
+    self->b.f->hook_arg = &dropped;
+    ini_send(self, 1, VRNIC_WQE_OP_RDMA_READ, &s, dst, rkey, 0, self->srq[1]);
+    ini_send(self, 2, VRNIC_WQE_OP_SEND, &s, 0, 0, 0, self->srq[0]);
+    fake_settle(self->a.f);
+    ASSERT_TRUE(dropped);
+    /* The SEND after the READ went in: the message in progress is SRQ 0's. */
+    ASSERT_EQ(self->b.pdn, self->b.f->core.obj.qps[self->tgt.qpn].pdn);
+    for (unsigned t = 0; t < 16 && !poll(&self->a, true, &e); t++) {
+        ASSERT_TRUE(fake_fire_timer(self->a.f));
+        fake_settle(self->a.f);
+    }
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_EQ(1, le64toh(e.wr_id));
+    ASSERT_EQ(0, memcmp(fake_ptr(self->a.f, src), fake_ptr(self->b.f, dst),
+                        64));
+    ASSERT_TRUE(poll(&self->a, true, &e));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, e.status);
+    ASSERT_EQ(2, le64toh(e.wr_id));
+    ASSERT_LT(0, self->b.f->core.stats.port[VRNIC_PORT_STAT_READ_REPLAYS]);
+}
+
+/*
+ * A READ stream queued under SRQ 1, waiting for an on-demand page of the
+ * MR it reads: destroying the SRQ ends it (its PD may go next), in NAK
+ * remote access, even once the page comes.
+ */
+TEST_F(xrc, an_srq_destroyed_under_a_queued_read_ends_it)
+{
+    uint64_t src = buf_alloc(&self->a, 4096);
+    uint64_t table = obj_alloc(self->b.f, 4096, 4096);
+    uint64_t dst = obj_alloc(self->b.f, 4096, 4096);
+    uint64_t *leaf = fake_ptr(self->b.f, table);
+    Sg s = { src, 4096, mr_any(&self->a, VRNIC_ACCESS_LOCAL_WRITE, src,
+                               4096) };
+    VrnicXport *x = self->b.f->core.obj.qps[self->tgt.qpn].x;
+    struct vrnic_cqe e;
+    uint64_t rkey;
+    AnyCmd c;
+
+    /* An on-demand MR of pd2, its one page not mapped yet. */
+    memset(leaf, 0, 4096);
+    mr_cmd(&c, &self->b, ACC_ALL, dst, 4096, 12, 1);
+    c.mr.pdn = htole32(self->pd2);
+    c.mr.flags = htole32(VRNIC_MR_FLAG_ON_DEMAND);
+    c.mr.mem.pages[0] = htole64(table);
+    ASSERT_EQ(VRNIC_AQ_STS_OK, run(self->b.f, &c, &rkey));
+
+    ini_send(self, 1, VRNIC_WQE_OP_RDMA_READ, &s, dst, rkey, 0, self->srq[1]);
+    fake_settle(self->a.f);
+    ASSERT_NE(x->q_head, x->q_tail);            /* the stream waits */
+    ASSERT_EQ(VRNIC_AQ_STS_OK,
+              destroy(self->b.f, VRNIC_AQ_OP_DESTROY_SRQ, self->srq[1]));
+    leaf[0] = htole64(dst | VRNIC_ODP_PRESENT | VRNIC_ODP_WRITABLE);
+    cmd_init(&c, VRNIC_AQ_OP_PAGE_FAULT_DONE);
+    c.pf_done.qpn = htole32(self->tgt.qpn);
+    c.pf_done.flags = htole32(VRNIC_PF_RESPONDER);
+    ASSERT_EQ(VRNIC_AQ_STS_OK, run(self->b.f, &c, NULL));
+    fake_settle(self->a.f);
+    for (unsigned t = 0; t < 16 && !poll(&self->a, true, &e); t++) {
+        ASSERT_TRUE(fake_fire_timer(self->a.f));
+        fake_settle(self->a.f);
+    }
+    ASSERT_EQ(VRNIC_WC_REM_ACCESS_ERR, e.status);
+    ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&self->tgt));
 }
 
 /* Frames from A after the first are lost while *arg is set. */
