@@ -219,6 +219,15 @@ int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	u32 start;
 	int err = 0;
 
+	/*
+	 * Only kernel QPs have rings here: a user QP posts to its own
+	 * (libvrnic), an XRC target or RSS QP has none (ib_uverbs' legacy
+	 * POST_SEND/POST_RECV still reach these).
+	 */
+	if (!qp->kernel) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	start = qp->sq.pi;
 	for (; wr; wr = wr->next) {
@@ -268,7 +277,7 @@ int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	u32 start;
 	int err = 0;
 
-	if (ibqp->srq) {
+	if (ibqp->srq || !qp->kernel) {	/* !kernel: see vrnic_post_send */
 		*bad_wr = wr;
 		return -EINVAL;
 	}
