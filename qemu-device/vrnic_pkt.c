@@ -295,7 +295,7 @@ static void parse_ext(const uint8_t *bth_p, const VrnicOpInfo *op,
     if (op->hdrs & VRNIC_HDR_XRCETH) {
         const struct vrnic_xrceth *x = (const void *)p;
 
-        h->xrc_srqn = be32_to_cpu(x->srqn) & VRNIC_IB_QPN_MASK;
+        h->xrc_srqn = be32_to_cpu(x->srqn) & VRNIC_XRC_SRQN_MASK;
         p += sizeof(*x);
     }
     if (op->hdrs & VRNIC_HDR_DETH) {
@@ -638,7 +638,7 @@ static void build_ext(uint8_t *p, const VrnicOpInfo *op, const VrnicPktHdrs *h)
     if (op->hdrs & VRNIC_HDR_XRCETH) {
         struct vrnic_xrceth *x = (void *)p;
 
-        x->srqn = cpu_to_be32(h->xrc_srqn & VRNIC_IB_QPN_MASK);
+        x->srqn = cpu_to_be32(h->xrc_srqn & VRNIC_XRC_SRQN_MASK);
         p += sizeof(*x);
     }
     if (op->hdrs & VRNIC_HDR_DETH) {

@@ -522,6 +522,33 @@ static uint8_t vrnic_qp_check_wqes(VrnicCore *core,
 }
 
 /*
+ * A number for a new QP of type: qpn 1 for the GSI QP, else the next free
+ * one of 2 .. max_qp + 1; at most max_qp QPs (GSI included) at once.
+ */
+static uint8_t vrnic_qp_number(VrnicCore *core, uint8_t type, uint32_t *qpn)
+{
+    VrnicObjects *o = &core->obj;
+
+    if (o->n_qps >= core->cfg.max_qp) {
+        return VRNIC_REJECT(VRNIC_AQ_STS_NO_RESOURCES, "max_qp", o->n_qps);
+    }
+    if (type == T_GSI) {
+        if (o->qps[1].live) {
+            return VRNIC_REJECT(VRNIC_AQ_STS_NO_RESOURCES, "GSI exists", 1);
+        }
+        *qpn = 1;
+        return VRNIC_AQ_STS_OK;
+    }
+    *qpn = vrnic_obj_alloc(&o->next_qp, 2, core->cfg.max_qp + 1, o->qps,
+                           sizeof(*o->qps));
+    if (!*qpn) {
+        /* Only when max_qp - 1 QPs plus an absent GSI fill 2..max+1. */
+        return VRNIC_REJECT(VRNIC_AQ_STS_NO_RESOURCES, "qpn", 0);
+    }
+    return VRNIC_AQ_STS_OK;
+}
+
+/*
  * An XRC target has no rings, no PD and no CQs of its own (its messages
  * borrow those of the SRQ they name): everything but the type, the
  * domain and the reserved-to-zero rest must be 0.
@@ -553,16 +580,11 @@ static uint8_t vrnic_qp_create_tgt(VrnicCore *core,
     uint8_t sts = vrnic_qp_check_tgt(core, c);
     uint32_t qpn;
 
+    if (!sts) {
+        sts = vrnic_qp_number(core, c->type, &qpn);
+    }
     if (sts) {
         return sts;
-    }
-    if (o->n_qps >= core->cfg.max_qp) {
-        return VRNIC_REJECT(VRNIC_AQ_STS_NO_RESOURCES, "max_qp", o->n_qps);
-    }
-    qpn = vrnic_obj_alloc(&o->next_qp, 2, core->cfg.max_qp + 1, o->qps,
-                          sizeof(*o->qps));
-    if (!qpn) {
-        return VRNIC_REJECT(VRNIC_AQ_STS_NO_RESOURCES, "qpn", 0);
     }
     o->qps[qpn] = (VrnicQp) {
         .x = vrnic_xport_new(core),
@@ -668,21 +690,9 @@ uint8_t vrnic_qp_create(VrnicCore *core, const struct vrnic_aq_create_qp *c,
          mem.length)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "rq_offset", rq_offset);
     }
-    if (o->n_qps >= core->cfg.max_qp) {
-        return VRNIC_REJECT(VRNIC_AQ_STS_NO_RESOURCES, "max_qp", o->n_qps);
-    }
-    if (c->type == T_GSI) {
-        if (o->qps[1].live) {
-            return VRNIC_REJECT(VRNIC_AQ_STS_NO_RESOURCES, "GSI exists", 1);
-        }
-        qpn = 1;
-    } else {
-        qpn = vrnic_obj_alloc(&o->next_qp, 2, core->cfg.max_qp + 1, o->qps,
-                              sizeof(*o->qps));
-        if (!qpn) {
-            /* Only when max_qp - 1 QPs plus an absent GSI fill 2..max+1. */
-            return VRNIC_REJECT(VRNIC_AQ_STS_NO_RESOURCES, "qpn", 0);
-        }
+    sts = vrnic_qp_number(core, c->type, &qpn);
+    if (sts) {
+        return sts;
     }
     qp = &o->qps[qpn];
     assert(!qp->x);

@@ -518,7 +518,7 @@ static void vrnic_tx_hdrs(uint32_t qpn, const VrnicQp *qp, VrnicSwqe *s,
     }
     h->imm = be32_to_cpu(s->hdr.imm_data);   /* wire bytes as stored */
     h->ieth_rkey = le32_to_cpu(s->hdr.imm_data);
-    h->xrc_srqn = le32_to_cpu(s->hdr.xrc_srqn) & VRNIC_IB_QPN_MASK;
+    h->xrc_srqn = le32_to_cpu(s->hdr.xrc_srqn) & VRNIC_XRC_SRQN_MASK;
 }
 
 /*

@@ -1686,11 +1686,13 @@ struct vrnic_send_wqe {
 	__le64 remote_addr;
 	__le64 compare_add;	/* atomics; ATOMIC_WRITE: the 8 bytes; FLUSH: length */
 	__le64 swap;		/* CMP_SWP; FLUSH: VRNIC_FLUSH_* */
-	__le32 xrc_srqn;	/* XRC_INI QPs: the remote XRC SRQ (23:0) */
+	__le32 xrc_srqn;	/* XRC_INI QPs: VRNIC_XRC_SRQN_MASK */
 	__u8 rsvd1[12];
 };
 
 static_assert(sizeof(struct vrnic_send_wqe) == 64, "vrnic_send_wqe");
+/* An XRC SRQ number in a send WQE and in the XRCETH: 24 bits. */
+#define VRNIC_XRC_SRQN_MASK		VRNIC_GENMASK(23, 0)
 
 /*
  * ATOMIC_WRITE (no SGE, num_sge 0): remote_addr (8-byte aligned) and rkey

@@ -76,34 +76,15 @@ static uint8_t a_status(FIXTURE_DATA(pair) *self, uint8_t *op)
     return next_status(&self->a, true, op);
 }
 
-/* Frames from B: kept in order, and the first `drop` of them dropped. */
-typedef struct Seen {
-    unsigned n, drop;
-    uint8_t op[16];
-    uint32_t plen[16];
-} Seen;
-
-static bool see_frame(FakeBus *from, uint8_t *frame, size_t *len, void *arg)
-{
-    Seen *s = arg;
-    VrnicPkt p;
-
-    if (vrnic_pkt_parse(frame, *len, &p) == VRNIC_PKT_OK && s->n < 16) {
-        s->op[s->n] = p.hdr.bth.opcode;
-        s->plen[s->n] = p.payload_len;
-    }
-    return s->n++ >= s->drop;
-}
-
 TEST_F(pair, atomic_write_stores_the_bytes_and_completes)
 {
     static const uint8_t v[8] = { 1, 2, 3, 4, 5, 6, 7, 0xf8 };
     uint8_t *t = fake_ptr(self->b.f, self->target + 64);
-    Seen seen = { 0 };
+    WireLog seen = { 0 };
     uint8_t op;
 
     memset(t, 0xee, 16);
-    self->b.f->wire_hook = see_frame;
+    self->b.f->wire_hook = wire_log;
     self->b.f->hook_arg = &seen;
     post_atomic_write(&self->qa, 1, self->target + 64, self->rkey, v);
     ASSERT_EQ(VRNIC_WC_SUCCESS, a_status(self, &op));
@@ -112,7 +93,7 @@ TEST_F(pair, atomic_write_stores_the_bytes_and_completes)
     ASSERT_EQ(0xee, t[8]);                  /* nothing past it */
     /* The answer: one READ RESPONSE ONLY without data. */
     ASSERT_EQ(1, seen.n);
-    ASSERT_EQ(VRNIC_OP(RC, READ_RESP_ONLY), seen.op[0]);
+    ASSERT_EQ(VRNIC_OP(RC, READ_RESP_ONLY), seen.h[0].bth.opcode);
     ASSERT_EQ(0, seen.plen[0]);
     ASSERT_EQ(VRNIC_QPS_RTS, qp_state(&self->qa));
 }
@@ -168,9 +149,9 @@ TEST_F(pair, duplicate_atomic_write_is_answered_not_executed)
     static const uint8_t v[8] = { 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
                                   0x88 };
     uint64_t *t = fake_ptr(self->b.f, self->target);
-    Seen seen = { .drop = 1 };
+    WireLog seen = { .drop = 1 };
 
-    self->b.f->wire_hook = see_frame;
+    self->b.f->wire_hook = wire_log;
     self->b.f->hook_arg = &seen;
     post_atomic_write(&self->qa, 1, self->target, self->rkey, v);
     fake_settle(self->a.f);
@@ -184,7 +165,7 @@ TEST_F(pair, duplicate_atomic_write_is_answered_not_executed)
     ASSERT_EQ(VRNIC_WC_SUCCESS, next_status(&self->a, true, NULL));
     ASSERT_EQ(0x5555, le64toh(*t));
     ASSERT_EQ(1, self->b.f->core.stats.port[VRNIC_PORT_STAT_ATOMIC_REPLAYS]);
-    ASSERT_EQ(VRNIC_OP(RC, READ_RESP_ONLY), seen.op[1]);
+    ASSERT_EQ(VRNIC_OP(RC, READ_RESP_ONLY), seen.h[1].bth.opcode);
 }
 
 /*
@@ -195,20 +176,20 @@ TEST_F(pair, ibta15_operations_count_against_max_rd_atomic)
 {
     static const uint8_t v[8] = { 3 };
     VrnicQp *q = &self->a.f->core.obj.qps[self->qa.qpn];
-    Seen from_a = { 0 }, from_b = { .drop = 1 };
+    WireLog from_a = { 0 }, from_b = { .drop = 1 };
     uint8_t op;
 
     q->attr.max_rd_atomic = 1;
-    self->a.f->wire_hook = see_frame;
+    self->a.f->wire_hook = wire_log;
     self->a.f->hook_arg = &from_a;
-    self->b.f->wire_hook = see_frame;
+    self->b.f->wire_hook = wire_log;
     self->b.f->hook_arg = &from_b;
     post_atomic_write(&self->qa, 1, self->target, self->rkey, v);
     post_flush(&self->qa, 2, self->target, self->rkey, 8,
                VRNIC_FLUSH_TYPE_GLOBAL, VRNIC_FLUSH_SEL_RANGE);
     fake_settle(self->a.f);
     ASSERT_EQ(1, from_a.n);
-    ASSERT_EQ(VRNIC_OP(RC, ATOMIC_WRITE), from_a.op[0]);
+    ASSERT_EQ(VRNIC_OP(RC, ATOMIC_WRITE), from_a.h[0].bth.opcode);
     for (int i = 0; i < 20 && from_b.n < 3; i++) {
         fake_fire_timer(self->a.f);
     }
@@ -216,15 +197,15 @@ TEST_F(pair, ibta15_operations_count_against_max_rd_atomic)
     ASSERT_EQ(VRNIC_CQE_OP_ATOMIC_WRITE, op);
     ASSERT_EQ(VRNIC_WC_SUCCESS, a_status(self, &op));
     ASSERT_EQ(VRNIC_CQE_OP_FLUSH, op);
-    ASSERT_EQ(VRNIC_OP(RC, FLUSH), from_a.op[from_a.n - 1]);
+    ASSERT_EQ(VRNIC_OP(RC, FLUSH), from_a.h[from_a.n - 1].bth.opcode);
 }
 
 TEST_F(pair, flush_global_persistent_range_and_mr)
 {
-    Seen seen = { 0 };
+    WireLog seen = { 0 };
     uint8_t op;
 
-    self->b.f->wire_hook = see_frame;
+    self->b.f->wire_hook = wire_log;
     self->b.f->hook_arg = &seen;
     post_flush(&self->qa, 1, self->target + 128, self->rkey, 256,
                VRNIC_FLUSH_TYPE_GLOBAL, VRNIC_FLUSH_SEL_RANGE);
@@ -243,7 +224,7 @@ TEST_F(pair, flush_global_persistent_range_and_mr)
     ASSERT_EQ(2, self->b.f->persists);
     ASSERT_EQ(3, seen.n);
     for (unsigned i = 0; i < 3; i++) {
-        ASSERT_EQ(VRNIC_OP(RC, READ_RESP_ONLY), seen.op[i]);
+        ASSERT_EQ(VRNIC_OP(RC, READ_RESP_ONLY), seen.h[i].bth.opcode);
         ASSERT_EQ(0, seen.plen[i]);
     }
 }
@@ -346,7 +327,7 @@ TEST_F(pair, crafted_flush_with_reserved_type_is_naked)
     VrnicPktAddr a = { .hop_limit = 64, .udp_sport = 0xc000 };
     uint8_t frame[256];
     VrnicPktHdrs h;
-    Seen seen = { 0 };
+    WireLog seen = { 0 };
     size_t len;
 
     memset(&h, 0, sizeof(h));
@@ -365,12 +346,12 @@ TEST_F(pair, crafted_flush_with_reserved_type_is_naked)
     h.reth.len = 8;
     len = vrnic_pkt_build(frame, sizeof(frame), &a, &h, NULL, 0);
     ASSERT_LT(0, len);
-    self->b.f->wire_hook = see_frame;
+    self->b.f->wire_hook = wire_log;
     self->b.f->hook_arg = &seen;
     fake_wire_put(self->b.f, frame, len);
     fake_settle(self->b.f);
     ASSERT_EQ(1, seen.n);
-    ASSERT_EQ(VRNIC_OP(RC, ACK), seen.op[0]);
+    ASSERT_EQ(VRNIC_OP(RC, ACK), seen.h[0].bth.opcode);
     ASSERT_EQ(VRNIC_QPS_ERR, qp_state(&self->qb));
 }
 

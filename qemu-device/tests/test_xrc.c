@@ -285,30 +285,6 @@ static bool poll_cq2(FIXTURE_DATA(xrc) *self, struct vrnic_cqe *out)
     return true;
 }
 
-/* What crossed the wire, as parsed. */
-typedef struct Seen {
-    unsigned n, bad;
-    uint8_t opcode[64];
-    uint32_t srqn[64];
-    uint8_t syndrome[64];
-} Seen;
-
-static bool record(FakeBus *from, uint8_t *frame, size_t *len, void *arg)
-{
-    Seen *s = arg;
-    VrnicPkt p;
-
-    if (vrnic_pkt_parse(frame, *len, &p) != VRNIC_PKT_OK) {
-        s->bad++;
-    } else if (s->n < ARRAY_SIZE(s->opcode)) {
-        s->opcode[s->n] = p.hdr.bth.opcode;
-        s->srqn[s->n] = p.hdr.xrc_srqn;
-        s->syndrome[s->n] = p.hdr.aeth.syndrome;
-        s->n++;
-    }
-    return true;
-}
-
 /* A RECV CQE of the target: its QPN, the SRQ, the XRC flag. */
 static void check_xrc_recv(struct __test_metadata *_metadata,
                            const struct vrnic_cqe *e, uint32_t tgt,
@@ -331,16 +307,16 @@ TEST_F(xrc, sends_land_in_the_srq_they_name)
     Sg r0 = { d0, LEN, mr_any(&self->b, VRNIC_ACCESS_LOCAL_WRITE, d0, LEN) };
     Sg r1 = { d1, LEN, mr_in_pd(&self->b, self->pd2,
                                 VRNIC_ACCESS_LOCAL_WRITE, d1, LEN) };
-    Seen req = { 0 }, resp = { 0 };
+    WireLog req = { 0 }, resp = { 0 };
     struct vrnic_cqe e;
 
     /* SRQ 1's buffer is memory of its own PD, pd2. */
     fill(&self->a, src, LEN, 9);
     srq_recv(self, 0, 0x10, &r0);
     srq_recv(self, 1, 0x11, &r1);
-    self->a.f->wire_hook = record;
+    self->a.f->wire_hook = wire_log;
     self->a.f->hook_arg = &req;
-    self->b.f->wire_hook = record;
+    self->b.f->wire_hook = wire_log;
     self->b.f->hook_arg = &resp;
 
     ini_send(self, 1, VRNIC_WQE_OP_SEND, &s, 0, 0, 0, self->srq[1]);
@@ -371,20 +347,20 @@ TEST_F(xrc, sends_land_in_the_srq_they_name)
     /* The wire: XRC SEND FIRST, MIDDLE, LAST, ONLY IMM with XRCETHs. */
     ASSERT_EQ(0, req.bad);
     ASSERT_EQ(4, req.n);
-    ASSERT_EQ(VRNIC_OP(XRC, SEND_FIRST), req.opcode[0]);
-    ASSERT_EQ(VRNIC_OP(XRC, SEND_MIDDLE), req.opcode[1]);
-    ASSERT_EQ(VRNIC_OP(XRC, SEND_LAST), req.opcode[2]);
-    ASSERT_EQ(VRNIC_OP(XRC, SEND_ONLY_IMM), req.opcode[3]);
+    ASSERT_EQ(VRNIC_OP(XRC, SEND_FIRST), req.h[0].bth.opcode);
+    ASSERT_EQ(VRNIC_OP(XRC, SEND_MIDDLE), req.h[1].bth.opcode);
+    ASSERT_EQ(VRNIC_OP(XRC, SEND_LAST), req.h[2].bth.opcode);
+    ASSERT_EQ(VRNIC_OP(XRC, SEND_ONLY_IMM), req.h[3].bth.opcode);
     for (unsigned i = 0; i < 3; i++) {
-        ASSERT_EQ(self->srq[1], req.srqn[i]);
+        ASSERT_EQ(self->srq[1], req.h[i].xrc_srqn);
     }
-    ASSERT_EQ(self->srq[0], req.srqn[3]);
+    ASSERT_EQ(self->srq[0], req.h[3].xrc_srqn);
     /* ... answered by XRC ACKs that give no credits. */
     ASSERT_EQ(0, resp.bad);
     ASSERT_LT(0, resp.n);
     for (unsigned i = 0; i < resp.n; i++) {
-        ASSERT_EQ(VRNIC_OP(XRC, ACK), resp.opcode[i]);
-        ASSERT_EQ(VRNIC_AETH_CREDITS_INVALID, resp.syndrome[i]);
+        ASSERT_EQ(VRNIC_OP(XRC, ACK), resp.h[i].bth.opcode);
+        ASSERT_EQ(VRNIC_AETH_CREDITS_INVALID, resp.h[i].aeth.syndrome);
     }
 }
 

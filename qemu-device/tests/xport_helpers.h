@@ -351,6 +351,34 @@ static inline uint8_t qp_state(Qp *q)
     return q->n->f->core.obj.qps[q->qpn].state;
 }
 
+/*
+ * What a bus sends, as a wire_hook (hook_arg: the log) records it: every
+ * frame counts in n, its headers and payload length kept (the first
+ * WIRE_LOG_MAX), an unparsable one counted in bad; the first `drop`
+ * frames are lost on the wire.
+ */
+#define WIRE_LOG_MAX 64
+typedef struct WireLog {
+    unsigned n, drop, bad;
+    VrnicPktHdrs h[WIRE_LOG_MAX];
+    uint32_t plen[WIRE_LOG_MAX];
+} WireLog;
+
+static inline bool wire_log(FakeBus *from, uint8_t *frame, size_t *len,
+                            void *arg)
+{
+    WireLog *s = arg;
+    VrnicPkt p;
+
+    if (vrnic_pkt_parse(frame, *len, &p) != VRNIC_PKT_OK) {
+        s->bad++;
+    } else if (s->n < WIRE_LOG_MAX) {
+        s->h[s->n] = p.hdr;
+        s->plen[s->n] = p.payload_len;
+    }
+    return s->n++ >= s->drop;
+}
+
 /* A fresh RC QP of n in RTS, connected to itself: only its SQ runs. */
 static inline void self_qp(Qp *q, Node *n)
 {

@@ -66,8 +66,6 @@
 #define VRNIC_SEND_OPS_XRC (VRNIC_SEND_OPS_RC & \
 			    ~(uint64_t)IBV_QP_EX_WITH_ATOMIC_WRITE)
 
-/* xrc_srqn holds 24 bits (vrnic_hw_defs.h "XRC"; XRCETH 23:0). */
-#define VRNIC_XRC_SRQN_MAX	0xffffffU
 
 /*
  * libibverbs 44 (the host's) predates ibv_qp_ex.wr_flush (rdma-core 45):
@@ -670,7 +668,7 @@ static void vrnic_wr_set_xrc_srqn(struct ibv_qp_ex *ibvqpx,
 
 	if (unlikely(qp->wr_err || !wqe))
 		return;
-	if (unlikely(remote_srqn > VRNIC_XRC_SRQN_MAX)) {
+	if (unlikely(remote_srqn & ~VRNIC_XRC_SRQN_MASK)) {
 		qp->wr_err = EINVAL;
 		return;
 	}
@@ -1234,7 +1232,7 @@ static int vrnic_post_send_validate(struct vrnic_qp *qp,
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return EINVAL;
 	if (qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND &&
-	    wr->qp_type.xrc.remote_srqn > VRNIC_XRC_SRQN_MAX)
+	    (wr->qp_type.xrc.remote_srqn & ~VRNIC_XRC_SRQN_MASK))
 		return EINVAL;
 	if (vrnic_wq_full(&qp->sq, pi))
 		return ENOMEM;

@@ -21,8 +21,8 @@
 #include "vrnic-abi.h"
 
 /* qpn, cqn and srqn fit in 16 bits (vrnic_hw_defs.h "Objects"): flat tables. */
-#define VRNIC_QP_TABLE_SIZE	(1U << 16)
-#define VRNIC_SRQ_TABLE_SIZE	(1U << 16)
+#define VRNIC_QP_TABLE_SIZE	(VRNIC_DB_QN_MASK + 1)
+#define VRNIC_SRQ_TABLE_SIZE	(VRNIC_DB_QN_MASK + 1)
 
 struct vrnic_dev {
 	struct verbs_device vdev;
