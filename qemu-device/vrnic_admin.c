@@ -2,7 +2,7 @@
  * vrnic admin queue: fetch commands from the SQ, dispatch them, write one
  * completion per command with the owner phase, interrupt on vector 0.
  *
- * Every command (VRNIC_AQ_CMD_SIZE = 128 bytes since interface 1.1) is
+ * Every command (VRNIC_AQ_CMD_SIZE = 128 bytes) is
  * copied out of guest memory into the device's buffer before it is looked
  * at, once, and only the copy is used (a hostile guest may rewrite the slot
  * at any time) - also by a command that takes several runs.
@@ -23,7 +23,6 @@
  */
 #define VRNIC_AQ_BUDGET 64
 #define VRNIC_AQ_WORK   4096
-
 
 static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
                                     uint64_t *result)

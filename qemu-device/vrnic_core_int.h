@@ -78,14 +78,13 @@ static inline uint32_t vrnic_ring_depth(const VrnicRing *r)
 static inline uint64_t vrnic_ring_slot(const VrnicRing *r, uint64_t base,
                                        uint16_t idx, uint32_t esize)
 {
-    return base + (uint64_t)(idx & (vrnic_ring_depth(r) - 1)) * esize;
+    return base + (uint64_t)vrnic_idx_slot(idx, r->log_depth) * esize;
 }
 
-/* The phase the device stamps for free-running index idx: 1 on the first
- * pass, flipping at every wrap (uapi: VRNIC_OWNER_PHASE). */
+/* The phase the device stamps for free-running index idx (uapi "Rings"). */
 static inline uint32_t vrnic_ring_phase(const VrnicRing *r, uint16_t idx)
 {
-    return ((idx >> r->log_depth) & 1) ^ 1;
+    return vrnic_idx_phase(idx, r->log_depth);
 }
 
 /* vrnic_core.c */

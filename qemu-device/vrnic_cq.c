@@ -133,9 +133,10 @@ static void vrnic_eq_post(VrnicCore *core, uint32_t eqn, uint32_t cqn)
                         "%u lost", eqn, cqn);
         return;
     }
-    slot = eq->base + (uint64_t)(eq->pi & (depth - 1)) * VRNIC_EQE_SIZE;
-    owner = cpu_to_le32(((eq->pi >> eq->log_depth) & 1) ? 0 :
-                        VRNIC_OWNER_PHASE);
+    slot = eq->base +
+           (uint64_t)vrnic_idx_slot(eq->pi, eq->log_depth) * VRNIC_EQE_SIZE;
+    owner = cpu_to_le32(vrnic_idx_phase(eq->pi, eq->log_depth) ?
+                        VRNIC_OWNER_PHASE : 0);
     trace_vrnic_eq_post(eqn, cqn, eq->pi);
     if (!vrnic_dma_write(core, slot, &e, offsetof(struct vrnic_eqe, owner)) ||
         !vrnic_dma_write(core, slot + offsetof(struct vrnic_eqe, owner),
@@ -182,7 +183,7 @@ void vrnic_eq_write_ci(VrnicCore *core, uint32_t eqn, uint32_t val)
 
 static uint32_t vrnic_cq_max_log(const VrnicCore *core)
 {
-    return MIN(vrnic_max_log(core->cfg.max_cqe), 15u);
+    return MIN(vrnic_max_log(core->cfg.max_cqe), VRNIC_RING_MAX_LOG_DEPTH);
 }
 
 static uint64_t vrnic_cq_dbrec_off(uint32_t flags, uint32_t log_depth)
@@ -361,11 +362,11 @@ static bool vrnic_cq_write_cqe(VrnicCore *core, const VrnicMem *mem,
                                uint32_t flags, uint32_t log_depth,
                                uint16_t idx, const struct vrnic_cqe_ts *cqe)
 {
-    uint64_t off = (uint64_t)(idx & ((1u << log_depth) - 1)) <<
+    uint64_t off = (uint64_t)vrnic_idx_slot(idx, log_depth) <<
                    vrnic_cqe_shift(flags);
     uint32_t info = le32_to_cpu(cqe->cqe.info) & ~VRNIC_CQE_INFO_PHASE;
 
-    if (!((idx >> log_depth) & 1)) {
+    if (vrnic_idx_phase(idx, log_depth)) {
         info |= VRNIC_CQE_INFO_PHASE;
     }
     info = cpu_to_le32(info);
@@ -558,8 +559,8 @@ static uint8_t vrnic_cq_resize_step(VrnicCore *core, uint32_t cqn, VrnicCq *cq)
     for (unsigned n = 0; r->copied != used && n < VRNIC_CQ_RESIZE_STEP; n++) {
         uint32_t shift = vrnic_cqe_shift(cq->flags);
         struct vrnic_cqe_ts e;
-        uint64_t off = (uint64_t)((uint16_t)(r->ci + r->copied) &
-                                  ((1u << cq->log_depth) - 1)) << shift;
+        uint64_t off = (uint64_t)vrnic_idx_slot((uint16_t)(r->ci + r->copied),
+                                                cq->log_depth) << shift;
 
         if (!vrnic_mem_read_at(core, &cq->mem, off, &e, 1u << shift) ||
             !vrnic_cq_write_cqe(core, &r->mem, cq->flags, r->log_depth,

@@ -1,5 +1,5 @@
 /*
- * vrnic fast-registration MRs (interface 1.4): ALLOC_MR, the REG_MR send
+ * vrnic fast-registration MRs: ALLOC_MR, the REG_MR send
  * WQE, and invalidation - LOCAL_INV and SEND with Invalidate - of
  * fast-registration MRs and type 2 windows alike (uapi/vrnic_hw_defs.h,
  * "Fast-registration MRs").

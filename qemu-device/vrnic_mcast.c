@@ -1,5 +1,5 @@
 /*
- * vrnic multicast groups (interface 1.3; the rules are in the uapi header,
+ * vrnic multicast groups (the rules are in the uapi header,
  * "Multicast groups"): the table of groups and their attached UD QPs, the
  * ATTACH_MCAST / DETACH_MCAST commands, and the lookup the transport uses
  * to deliver a multicast packet to every member (vrnic_recv.c) and to loop a

@@ -1,5 +1,5 @@
 /*
- * vrnic device objects (interface 1.1): the device's own copies of protection
+ * vrnic device objects: the device's own copies of protection
  * domains, memory regions, event queues, completion queues, queue pairs and
  * shared receive queues. Everything here was validated when the admin command
  * that created it ran; guest memory is only ever reached through a VrnicMem

@@ -7,9 +7,12 @@
 #include "qemu/osdep.h"
 #include "vrnic_core_int.h"
 
-/* major.minor.0 of the interface version (uapi: fw_version's split) */
-#define VRNIC_FW_VERSION    ((uint64_t)VRNIC_VERSION_MAJOR << 32 | \
-                             (uint64_t)VRNIC_VERSION_MINOR << 16)
+/* major.minor.0 of the interface version */
+#define VRNIC_FW_VERSION \
+    (VRNIC_FIELD_PREP(VRNIC_FW_VERSION_MAJOR_MASK, \
+                      (uint64_t)VRNIC_VERSION_MAJOR) | \
+     VRNIC_FIELD_PREP(VRNIC_FW_VERSION_MINOR_MASK, \
+                      (uint64_t)VRNIC_VERSION_MINOR))
 #define VRNIC_PORT_NUM      1
 
 /* Write a query answer of exactly resp_len bytes to the guest's buffer. */

@@ -312,8 +312,9 @@ static bool vrnic_qp_flush_wq(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     VrnicWq *wq = send ? &qp->sq : &qp->rq;
 
     while (wq->log_depth && wq->ci != wq->pi) {
-        uint64_t off = wq->offset + ((uint64_t)(wq->ci &
-                       (vrnic_wq_depth(wq) - 1)) << wq->wqe_shift);
+        uint64_t off = wq->offset +
+                       ((uint64_t)vrnic_idx_slot(wq->ci, wq->log_depth) <<
+                        wq->wqe_shift);
 
         if (!*budget) {
             return false;
@@ -451,7 +452,7 @@ static uint8_t vrnic_qp_check_sq(VrnicCore *core,
                                  const struct vrnic_aq_create_qp *c,
                                  uint32_t max_log)
 {
-    uint32_t ud_seg = (c->type == T_UD || c->type == T_GSI) ? VRNIC_UD_SEG_SIZE : 0;
+    bool ud = c->type == T_UD || c->type == T_GSI;
     uint32_t max_inline = le32_to_cpu(c->max_inline);
 
     if (c->type == T_RAW && c->sq_log_depth == 0) {
@@ -466,19 +467,19 @@ static uint8_t vrnic_qp_check_sq(VrnicCore *core,
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "sq_log_depth",
                             c->sq_log_depth);
     }
-    if (c->sq_wqe_shift < 6 || c->sq_wqe_shift > 9) {
+    if (c->sq_wqe_shift < VRNIC_SQ_WQE_MIN_SHIFT ||
+        c->sq_wqe_shift > VRNIC_WQE_MAX_SHIFT) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "sq_wqe_shift",
                             c->sq_wqe_shift);
     }
     if (c->max_send_sge > core->cfg.max_sge ||
-        sizeof(struct vrnic_send_wqe) + ud_seg +
-        c->max_send_sge * sizeof(struct vrnic_sge) > (1u << c->sq_wqe_shift)) {
+        vrnic_send_wqe_len(ud, c->max_send_sge, 0) >
+        (1u << c->sq_wqe_shift)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "max_send_sge",
                             c->max_send_sge);
     }
     if (max_inline > core->cfg.max_inline_data ||
-        sizeof(struct vrnic_send_wqe) + ud_seg + max_inline >
-        (1u << c->sq_wqe_shift)) {
+        vrnic_send_wqe_len(ud, 0, max_inline) > (1u << c->sq_wqe_shift)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "max_inline", max_inline);
     }
     return VRNIC_AQ_STS_OK;
@@ -488,7 +489,8 @@ static uint8_t vrnic_qp_check_wqes(VrnicCore *core,
                                    const struct vrnic_aq_create_qp *c,
                                    bool has_rq)
 {
-    uint32_t max_log = MIN(vrnic_max_log(core->cfg.max_qp_wr), 15u);
+    uint32_t max_log = MIN(vrnic_max_log(core->cfg.max_qp_wr),
+                           VRNIC_RING_MAX_LOG_DEPTH);
     uint8_t sts = vrnic_qp_check_sq(core, c, max_log);
 
     if (sts) {
@@ -508,13 +510,13 @@ static uint8_t vrnic_qp_check_wqes(VrnicCore *core,
     if (c->rq_log_depth == 0) {
         return VRNIC_AQ_STS_OK;     /* a QP that never receives */
     }
-    if (c->rq_wqe_shift < 4 || c->rq_wqe_shift > 9) {
+    if (c->rq_wqe_shift < VRNIC_RQ_WQE_MIN_SHIFT ||
+        c->rq_wqe_shift > VRNIC_WQE_MAX_SHIFT) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "rq_wqe_shift",
                             c->rq_wqe_shift);
     }
     if (c->max_recv_sge > core->cfg.max_sge ||
-        sizeof(struct vrnic_recv_wqe) +
-        c->max_recv_sge * sizeof(struct vrnic_sge) > (1u << c->rq_wqe_shift)) {
+        vrnic_recv_wqe_len(c->max_recv_sge) > (1u << c->rq_wqe_shift)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "max_recv_sge",
                             c->max_recv_sge);
     }
@@ -974,7 +976,8 @@ uint8_t vrnic_srq_create(VrnicCore *core, const struct vrnic_aq_create_srq *c,
     uint32_t pdn = le32_to_cpu(c->pdn);
     uint32_t uctx = le32_to_cpu(c->uctx);
     uint32_t limit = le32_to_cpu(c->limit);
-    uint32_t max_log = MIN(vrnic_max_log(core->cfg.max_srq_wr), 15u);
+    uint32_t max_log = MIN(vrnic_max_log(core->cfg.max_srq_wr),
+                           VRNIC_RING_MAX_LOG_DEPTH);
     uint32_t xrcdn = le32_to_cpu(c->xrcdn);
     uint32_t cqn = le32_to_cpu(c->cqn);
     VrnicPd *pd = vrnic_pd_get(core, pdn);
@@ -1007,12 +1010,12 @@ uint8_t vrnic_srq_create(VrnicCore *core, const struct vrnic_aq_create_srq *c,
     if (c->log_depth < 1 || c->log_depth > max_log) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "log_depth", c->log_depth);
     }
-    if (c->wqe_shift < 4 || c->wqe_shift > 9) {
+    if (c->wqe_shift < VRNIC_RQ_WQE_MIN_SHIFT ||
+        c->wqe_shift > VRNIC_WQE_MAX_SHIFT) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "wqe_shift", c->wqe_shift);
     }
     if (c->max_sge > core->cfg.max_sge ||
-        sizeof(struct vrnic_recv_wqe) + c->max_sge * sizeof(struct vrnic_sge) >
-        (1u << c->wqe_shift)) {
+        vrnic_recv_wqe_len(c->max_sge) > (1u << c->wqe_shift)) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "max_sge", c->max_sge);
     }
     if (limit > (1u << c->log_depth)) {
@@ -1131,7 +1134,7 @@ bool vrnic_srq_take(VrnicCore *core, uint32_t srqn, void *buf, uint32_t len)
         len > (1u << srq->wq.wqe_shift)) {
         return false;
     }
-    off = (uint64_t)(srq->wq.ci & (vrnic_wq_depth(&srq->wq) - 1)) <<
+    off = (uint64_t)vrnic_idx_slot(srq->wq.ci, srq->wq.log_depth) <<
           srq->wq.wqe_shift;
     if (!vrnic_mem_read_at(core, &srq->mem, off, buf, len)) {
         VRNIC_GUEST_ERR(core, vrnic_err_srq, "srqn %u: WQE %u unreadable",

@@ -86,7 +86,8 @@ void vrnic_rx_qp(VrnicCore *core, uint32_t qpn, const uint8_t *frame,
                       "no QP of that type");
         return;
     }
-    if ((pkt->hdr.bth.pkey & 0x7fff) != 0x7fff) {
+    if ((pkt->hdr.bth.pkey & VRNIC_PKEY_KEY_MASK) !=
+        (VRNIC_PKEY_DEFAULT & VRNIC_PKEY_KEY_MASK)) {
         vrnic_rx_drop(core, VRNIC_PORT_STAT_RX_BAD_PKEY, qpn, pkt->hdr.bth.psn,
                       "P_Key");
         return;

@@ -43,8 +43,6 @@
 #include "vrnic_core_int.h"
 #include "vrnic_xport.h"
 
-#define VRNIC_PKEY_DEFAULT  0xffff
-
 typedef enum VrnicTxRes {
     VRNIC_TX_DONE,      /* all packets of the WQE are out */
     VRNIC_TX_MORE,      /* out of budget or loopback space: run again */
@@ -281,7 +279,7 @@ static VrnicTxRes vrnic_tx_start(VrnicCore *core, uint32_t qpn, VrnicQp *qp,
     VrnicXport *x = qp->x;
     uint32_t size = 1u << qp->sq.wqe_shift;
     uint64_t off = qp->sq.offset +
-                   ((uint64_t)(x->next & ((1u << qp->sq.log_depth) - 1)) <<
+                   ((uint64_t)vrnic_idx_slot(x->next, qp->sq.log_depth) <<
                     qp->sq.wqe_shift);
     uint32_t pmtu = vrnic_xport_pmtu(core, qp);
     uint64_t len;

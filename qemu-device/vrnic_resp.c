@@ -75,9 +75,9 @@ static bool vrnic_rx_get_rwqe(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
             return false;
         }
         x->rwqe_size = 1u << qp->rq.wqe_shift;
-        off = qp->rq.offset + ((uint64_t)(qp->rq.ci &
-                               ((1u << qp->rq.log_depth) - 1)) <<
-                               qp->rq.wqe_shift);
+        off = qp->rq.offset +
+              ((uint64_t)vrnic_idx_slot(qp->rq.ci, qp->rq.log_depth) <<
+               qp->rq.wqe_shift);
         if (!vrnic_mem_read_at(core, &qp->mem, off, x->rwqe, x->rwqe_size)) {
             vrnic_qp_fatal(core, qpn, "receive WQE unreadable");
             return false;

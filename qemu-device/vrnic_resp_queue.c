@@ -159,7 +159,7 @@ static VrnicRespOut vrnic_resp_send(VrnicCore *core, uint32_t qpn,
     if (!vrnic_xport_can_send(core, loop)) {
         return VRNIC_RESP_OUT_WAIT;
     }
-    h->bth.pkey = 0xffff;
+    h->bth.pkey = VRNIC_PKEY_DEFAULT;
     h->bth.dqpn = le32_to_cpu(qp->attr.dest_qpn) & VRNIC_IB_QPN_MASK;
     off = vrnic_pkt_tmpl_build(frame, sizeof(frame), &path->tmpl,
                                core->ip_id++, h, plen);

@@ -25,6 +25,7 @@
 
 #define VRNIC_BIT(n)		(1U << (n))
 #define VRNIC_GENMASK(h, l)	(((~0U) >> (31 - (h))) & ((~0U) << (l)))
+#define VRNIC_GENMASK_ULL(h, l)	(((~0ULL) >> (63 - (h))) & ((~0ULL) << (l)))
 /*
  * Environment-neutral accessors for QEMU (which has no FIELD_GET): (v & mask)
  * shifted down by the mask's lowest set bit. mask is always one of the
@@ -50,7 +51,7 @@
 
 /*
  * BARs: 0 = registers, 2 = doorbell pages, 4 = MSI-X table and PBA,
- * 5 = device memory (interface 1.3, VRNIC_DEVICE_CAP_DEVICE_MEM): on-device
+ * 5 = device memory (VRNIC_DEVICE_CAP_DEVICE_MEM): on-device
  * RAM, 32-bit prefetchable, a power of two of at least 4 KiB that the
  * driver hands out in pages (ibv_alloc_dm). CPU accesses through the BAR
  * and device accesses through an MR registered with
@@ -64,9 +65,13 @@
 #define VRNIC_REGS_SIZE		0x1000	/* the register page (BAR0 page 0) */
 #define VRNIC_BAR0_SIZE		0x2000	/* and the clock page (page 1) */
 
-/* Interface version reported in VRNIC_REG_VERSION */
+/*
+ * The interface version reported in VRNIC_REG_VERSION. There is one
+ * released interface, 1.0; a later minor may only add what a device_caps
+ * bit announces, so a driver accepts any minor of its major.
+ */
 #define VRNIC_VERSION_MAJOR	1
-#define VRNIC_VERSION_MINOR	5
+#define VRNIC_VERSION_MINOR	0
 #define VRNIC_ID_MAGIC		0x76726e63	/* ASCII "vrnc" */
 
 /* MSI-X vector assignment (fixed): */
@@ -256,8 +261,8 @@ enum vrnic_aq_opcode {
 	VRNIC_AQ_OP_ADD_GID = 0x05,
 	VRNIC_AQ_OP_DEL_GID = 0x06,
 	VRNIC_AQ_OP_QUERY_GID = 0x07,
-	VRNIC_AQ_OP_QUERY_PORT_STATS = 0x08,	/* interface 1.2 */
-	/* interface 1.1: objects (see "Objects" below) */
+	VRNIC_AQ_OP_QUERY_PORT_STATS = 0x08,
+	/* objects (see "Objects" below) */
 	VRNIC_AQ_OP_CREATE_EQ = 0x10,
 	VRNIC_AQ_OP_DESTROY_EQ = 0x11,
 	VRNIC_AQ_OP_ALLOC_PD = 0x12,
@@ -277,15 +282,15 @@ enum vrnic_aq_opcode {
 	VRNIC_AQ_OP_MODIFY_SRQ = 0x20,
 	VRNIC_AQ_OP_QUERY_SRQ = 0x21,
 	VRNIC_AQ_OP_DESTROY_SRQ = 0x22,
-	/* interface 1.3: UD multicast (see "Multicast groups" below) */
+	/* UD multicast (see "Multicast groups" below) */
 	VRNIC_AQ_OP_ATTACH_MCAST = 0x23,
 	VRNIC_AQ_OP_DETACH_MCAST = 0x24,
-	/* interface 1.3: memory windows (see "Memory windows" below) */
+	/* memory windows (see "Memory windows" below) */
 	VRNIC_AQ_OP_ALLOC_MW = 0x25,
 	VRNIC_AQ_OP_DEALLOC_MW = 0x26,
-	/* interface 1.4: fast registration (see "Fast-registration MRs") */
+	/* fast registration (see "Fast-registration MRs") */
 	VRNIC_AQ_OP_ALLOC_MR = 0x27,
-	/* interface 1.5: CQ event moderation (see "MODIFY_CQ" below) */
+	/* CQ event moderation (see "MODIFY_CQ" below) */
 	VRNIC_AQ_OP_MODIFY_CQ = 0x28,
 	/* VRNIC_DEVICE_CAP_ON_DEMAND (see "On-demand paging" below) */
 	VRNIC_AQ_OP_PAGE_FAULT_DONE = 0x29,
@@ -344,8 +349,8 @@ struct vrnic_aq_query {
 static_assert(sizeof(struct vrnic_aq_query) == VRNIC_AQ_CMD_SIZE, "vrnic_aq_query");
 
 /*
- * SET_MAC: the port's MAC, used by the Ethernet RX filter (and as the RoCE
- * source MAC once the transport exists).
+ * SET_MAC: the port's MAC, used by the Ethernet RX filter and as the RoCE
+ * source MAC.
  */
 struct vrnic_aq_set_mac {
 	struct vrnic_aq_hdr hdr;
@@ -380,9 +385,33 @@ struct vrnic_aq_gid {
 static_assert(sizeof(struct vrnic_aq_gid) == VRNIC_AQ_CMD_SIZE, "vrnic_aq_gid");
 
 /*
+ * Rings. Every ring the device and a driver share (the admin queue and its
+ * CQ, the AEQ, completion EQs, CQs, send, receive and shared receive
+ * queues, the Ethernet rings) holds 2^log_depth entries and is indexed by
+ * free-running counters: index idx is entry vrnic_idx_slot(idx, log_depth).
+ * Where the producer marks an entry with a phase bit (owner or info bit 0),
+ * it writes vrnic_idx_phase(idx, log_depth): 1 on the first pass over the
+ * ring, flipping on every wrap, so the entry at the consumer's index is new
+ * when its phase bit equals vrnic_idx_phase(ci, log_depth). A ring whose
+ * doorbell or doorbell record carries a 16-bit index (CQs, EQs, send,
+ * receive and shared receive queues) holds at most 2^15 entries, so that
+ * the index tells a full ring from an empty one.
+ */
+#define VRNIC_RING_MAX_LOG_DEPTH	15
+
+static inline __u32 vrnic_idx_slot(__u32 idx, __u32 log_depth)
+{
+	return idx & ((1U << log_depth) - 1);
+}
+
+static inline __u32 vrnic_idx_phase(__u32 idx, __u32 log_depth)
+{
+	return !((idx >> log_depth) & 1);
+}
+
+/*
  * Admin completion. The device writes result/cmd_id/status first and the
- * owner word last. owner.phase is 1 on the first pass through the ring and
- * flips on every wrap, so an entry is new when phase == !((ci >> log_depth) & 1).
+ * owner word (its phase, see "Rings") last.
  *
  * owner
  * 31:1 : reserved
@@ -411,10 +440,14 @@ static_assert(sizeof(struct vrnic_aq_cqe) == VRNIC_AQ_CQE_SIZE, "vrnic_aq_cqe");
  * fw_version (printed "major.minor.sub_minor" by vrnic.ko and libvrnic, the
  * split rxe and erdma use; 1.0.0 is 0x0000000100000000)
  * 63:48 : reserved
- * 47:32 : major
+ * 47:32 : major (VRNIC_FW_VERSION_MAJOR_MASK)
  * 31:16 : minor
  * 15:0  : sub_minor
  */
+#define VRNIC_FW_VERSION_MAJOR_MASK	VRNIC_GENMASK_ULL(47, 32)
+#define VRNIC_FW_VERSION_MINOR_MASK	VRNIC_GENMASK_ULL(31, 16)
+#define VRNIC_FW_VERSION_SUB_MINOR_MASK	VRNIC_GENMASK_ULL(15, 0)
+
 struct vrnic_device_attr {
 	__le64 fw_version;
 	__u8 node_guid[8];		/* modified EUI-64 of the permanent MAC */
@@ -436,13 +469,13 @@ struct vrnic_device_attr {
 	__le32 max_srq_wr;
 	__le32 max_inline_data;
 	__le32 num_comp_vectors;
-	__le32 device_caps;		/* VRNIC_DEVICE_CAP_* (was rsvd0) */
+	__le32 device_caps;		/* VRNIC_DEVICE_CAP_* */
 };
 
 static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 /*
- * device_caps (interface 1.1; the field was reserved and zero before the
- * transport existed, so a driver that sees 0 must assume no capability):
+ * device_caps: the optional features; a driver uses none whose bit is 0,
+ * and ignores bits it does not know:
  * 31:9 : reserved
  * 8    : xrc - ALLOC_XRCD/DEALLOC_XRCD, XRC SRQs, VRNIC_QP_TYPE_XRC_INI
  *        and VRNIC_QP_TYPE_XRC_TGT QPs: the XRC transport (see "XRC")
@@ -467,7 +500,7 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
  *        raises VRNIC_AEQ_EV_PAGE_FAULT and takes PAGE_FAULT_DONE and
  *        ODP_INVALIDATE ("On-demand paging")
  * 1    : device_mem - BAR5 holds device memory and REG_MR accepts
- *        VRNIC_MR_FLAG_DEVICE_MEM (interface 1.3)
+ *        VRNIC_MR_FLAG_DEVICE_MEM
  * 0    : atomic_hca - ATOMIC_CMP_SWP / ATOMIC_FETCH_ADD (8 bytes, 8-byte
  *        aligned) are executed by the responder atomically with respect to
  *        every other atomic on this device (any QP): IB_ATOMIC_HCA. Not
@@ -482,6 +515,15 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 #define VRNIC_DEVICE_CAP_RAW_PACKET	VRNIC_BIT(6)
 #define VRNIC_DEVICE_CAP_RSS		VRNIC_BIT(7)
 #define VRNIC_DEVICE_CAP_XRC		VRNIC_BIT(8)
+
+/*
+ * The port's P_Key table has one entry, the default partition with full
+ * membership: the device sends it in every BTH and accepts a packet whose
+ * P_Key names the default partition, full or limited member
+ * (VRNIC_PKEY_KEY_MASK).
+ */
+#define VRNIC_PKEY_DEFAULT		0xffff
+#define VRNIC_PKEY_KEY_MASK		0x7fff
 
 /* Answer to QUERY_PORT (port 1, the only port). */
 struct vrnic_port_attr {
@@ -503,7 +545,7 @@ static_assert(sizeof(struct vrnic_port_attr) == 32, "vrnic_port_attr");
  * struct vrnic_port_stats): the port's transport counters, indexed by enum
  * vrnic_port_stat. They count from device creation (a reset through
  * DEV_CTRL does not clear them) and wrap at 2^64. Slots past
- * VRNIC_PORT_STAT_NUM are zero; later interface versions append counters
+ * VRNIC_PORT_STAT_NUM are zero; a later minor version may append counters
  * at the end, never renumber them.
  */
 enum vrnic_port_stat {
@@ -545,18 +587,18 @@ enum vrnic_port_stat {
 	VRNIC_PORT_STAT_FAULT_DUPS,
 	VRNIC_PORT_STAT_FAULT_CORRUPTS,	/* one bit flipped under the ICRC */
 	VRNIC_PORT_STAT_FAULT_DELAYS,
-	/* interface 1.3 */
+	/* loss recovery (Documentation/reliability.rst) */
 	VRNIC_PORT_STAT_RX_OOO_HELD,	/* RC packets held past a gap, not NAKed */
 	VRNIC_PORT_STAT_EARLY_RETRANSMITS, /* go-backs on the early timer */
-	/* interface 1.4: a hostile guest or peer (Documentation/security.rst) */
+	/* a hostile guest or peer (Documentation/security.rst) */
 	VRNIC_PORT_STAT_RX_BAD_ADDR,	/* RC/UC: not from the QP's peer GID */
 	VRNIC_PORT_STAT_RX_OOO_DROPPED,	/* held past a gap: refused or aged out */
 	VRNIC_PORT_STAT_DMA_ERRORS,	/* transfers the bus refused (not RAM) */
 	VRNIC_PORT_STAT_ETH_RX_NO_BUF,	/* Ethernet frames: no RX buffer, FIFO full */
-	/* interface 1.5: the translation cache (see "Memory descriptor") */
+	/* the translation cache (see "Memory descriptor") */
 	VRNIC_PORT_STAT_XLATE_HITS,	/* page translations found in the cache */
 	VRNIC_PORT_STAT_XLATE_MISSES,	/* ... that walked the tables */
-	/* interface 1.5: end-to-end credits (Documentation/reliability.rst) */
+	/* end-to-end credits (Documentation/reliability.rst) */
 	VRNIC_PORT_STAT_CREDIT_WAITS,	/* SENDs that waited for credits */
 	VRNIC_PORT_STAT_CREDIT_ACKS,	/* ACKs sent when the RQ was refilled */
 	/* VRNIC_DEVICE_CAP_ON_DEMAND: on-demand paging */
@@ -666,7 +708,8 @@ static_assert(sizeof(struct vrnic_aeqe_page_fault) == VRNIC_AEQE_SIZE,
  *     device writes a received frame into the buffer, sets len to the frame
  *     length, then writes status with done set. A frame longer than mtu + 18
  *     or than the buffer is dropped, never truncated, and consumes no
- *     descriptor. (Drop counters are internal in interface 1.0.)
+ *     descriptor (only drops for want of a buffer are counted, in
+ *     VRNIC_PORT_STAT_ETH_RX_NO_BUF).
  * Descriptors complete in ring order; status is written last.
  */
 #define VRNIC_ETH_DESC_SIZE		16
@@ -695,7 +738,7 @@ static_assert(sizeof(struct vrnic_eth_desc) == VRNIC_ETH_DESC_SIZE, "vrnic_eth_d
 #define VRNIC_ETH_STS_ERROR		VRNIC_BIT(1)
 
 /* ===========================================================================
- * Objects (interface 1.1): protection domains, memory regions, event queues,
+ * Objects: protection domains, memory regions, event queues,
  * completion queues, queue pairs and shared receive queues.
  *
  * Object numbers (eqn, pdn, cqn, qpn, srqn) are chosen by the device and
@@ -733,9 +776,9 @@ static_assert(sizeof(struct vrnic_eth_desc) == VRNIC_ETH_DESC_SIZE, "vrnic_eth_d
  *     (npages <= 512 * 512)
  *  3: one more directory level (npages <= 512^3)
  * Unused inline slots and table entries past npages are ignored. The device
- * may cache any page address it walked (interface 1.5; 1.4 walked on every
- * access) from the command that accepted the descriptor until the command
- * that destroys or replaces the memory completes, and after a device reset.
+ * may cache any page address it walked from the command that accepted the
+ * descriptor until the command that destroys or replaces the memory
+ * completes, and after a device reset.
  * So the driver keeps the tables intact while the object lives, and may
  * free them and the pages once that command completed: nothing of the old
  * memory is cached then. A change to a live memory's tables takes effect at
@@ -946,7 +989,7 @@ static_assert(sizeof(struct vrnic_aq_odp_invalidate) == VRNIC_AQ_CMD_SIZE,
 	      "odp_invalidate");
 
 /*
- * Memory windows (interface 1.3). A window takes an index from the MR
+ * Memory windows. A window takes an index from the MR
  * table (max_mr counts both) and is reachable only as an R_Key, never as
  * an L_Key. ALLOC_MW creates it unbound in pdn with the given key byte;
  * result = its key. DEALLOC_MW (vrnic_aq_destroy, handle = the key; the
@@ -978,7 +1021,7 @@ static_assert(sizeof(struct vrnic_aq_alloc_mw) == VRNIC_AQ_CMD_SIZE, "alloc_mw")
 #define VRNIC_MW_TYPE_2			2
 
 /*
- * Fast-registration MRs (interface 1.4; IBTA's Base Memory Management
+ * Fast-registration MRs (IBTA's Base Memory Management
  * Extensions, the kernel's IB_MR_TYPE_MEM_REG). ALLOC_MR takes an index
  * from the MR table (max_mr counts it) for pdn, a PD of the kernel (uctx
  * 0: the page list names bus addresses, which no process may choose), with
@@ -1117,7 +1160,7 @@ static_assert(sizeof(struct vrnic_aq_create_cq) == VRNIC_AQ_CMD_SIZE, "create_cq
 #define VRNIC_CQ_FLAG_TIMESTAMP		VRNIC_BIT(0)
 
 /*
- * MODIFY_CQ (interface 1.5): handle = cqn; event moderation of an ARM_NEXT
+ * MODIFY_CQ: handle = cqn; event moderation of an ARM_NEXT
  * arm. The event is due when count CQEs have been written since the arm,
  * or period_us microseconds after the first of them, whichever is first.
  * count <= 1 with period_us 0 (the default after CREATE_CQ): at the first
@@ -1209,17 +1252,22 @@ static inline __u64 vrnic_cq_ring_len(__u32 cq_flags, __u32 log_depth)
 	       VRNIC_DBREC_SIZE;
 }
 
+/*
+ * The values of enum ib_uverbs_wc_opcode, which libibverbs' IBV_WC_* and
+ * ib_core's IB_WC_* equal; REG_MR, which only kernel WQEs complete, has
+ * no uverbs value and its own here.
+ */
 enum vrnic_cqe_opcode {
 	VRNIC_CQE_OP_SEND = 0,
 	VRNIC_CQE_OP_RDMA_WRITE = 1,
 	VRNIC_CQE_OP_RDMA_READ = 2,
 	VRNIC_CQE_OP_COMP_SWAP = 3,
 	VRNIC_CQE_OP_FETCH_ADD = 4,
-	VRNIC_CQE_OP_LOCAL_INV = 5,
-	VRNIC_CQE_OP_REG_MR = 6,
-	VRNIC_CQE_OP_BIND_MW = 7,
+	VRNIC_CQE_OP_BIND_MW = 5,
+	VRNIC_CQE_OP_LOCAL_INV = 6,
 	VRNIC_CQE_OP_FLUSH = 8,
 	VRNIC_CQE_OP_ATOMIC_WRITE = 9,
+	VRNIC_CQE_OP_REG_MR = 0x10,
 	VRNIC_CQE_OP_RECV = 0x80,
 	VRNIC_CQE_OP_RECV_RDMA_WITH_IMM = 0x81,
 };
@@ -1242,6 +1290,71 @@ enum vrnic_wc_status {
 	VRNIC_WC_FATAL_ERR = 19,
 	VRNIC_WC_GENERAL_ERR = 21,
 };
+
+/*
+ * CQE decoding, the one vrnic.ko and libvrnic share:
+ * - A consumer puts the WQE's slot index in wr_id bits 31:0; the CQE
+ *   returns it (VRNIC_CQE_WR_ID_SLOT_MASK).
+ * - Opcode bit 7 (VRNIC_CQE_OP_RECV) says which queue the slot indexes:
+ *   set for the receive queue (RQ or SRQ), clear for the send queue, on
+ *   every CQE, flushed and failed ones included (vrnic_cqe_is_recv()).
+ * - An opcode or status the consumer does not know is reported as the
+ *   queue's generic one (vrnic_cqe_wc_opcode(), vrnic_cqe_wc_status()).
+ * - A CQE that names no queue of the consumer's, or no outstanding slot of
+ *   it, is consumed and dropped with a log message: only a broken or
+ *   hostile device writes one, and no WQE of the consumer completed.
+ */
+#define VRNIC_CQE_WR_ID_SLOT_MASK	0xffffffffULL
+
+static inline int vrnic_cqe_is_recv(__u8 opcode)
+{
+	return !!(opcode & VRNIC_CQE_OP_RECV);
+}
+
+static inline __u8 vrnic_cqe_wc_opcode(__u8 opcode)
+{
+	switch (opcode) {
+	case VRNIC_CQE_OP_SEND:
+	case VRNIC_CQE_OP_RDMA_WRITE:
+	case VRNIC_CQE_OP_RDMA_READ:
+	case VRNIC_CQE_OP_COMP_SWAP:
+	case VRNIC_CQE_OP_FETCH_ADD:
+	case VRNIC_CQE_OP_BIND_MW:
+	case VRNIC_CQE_OP_LOCAL_INV:
+	case VRNIC_CQE_OP_FLUSH:
+	case VRNIC_CQE_OP_ATOMIC_WRITE:
+	case VRNIC_CQE_OP_REG_MR:
+	case VRNIC_CQE_OP_RECV:
+	case VRNIC_CQE_OP_RECV_RDMA_WITH_IMM:
+		return opcode;
+	default:
+		return vrnic_cqe_is_recv(opcode) ? VRNIC_CQE_OP_RECV :
+						   VRNIC_CQE_OP_SEND;
+	}
+}
+
+static inline __u8 vrnic_cqe_wc_status(__u8 status)
+{
+	switch (status) {
+	case VRNIC_WC_SUCCESS:
+	case VRNIC_WC_LOC_LEN_ERR:
+	case VRNIC_WC_LOC_QP_OP_ERR:
+	case VRNIC_WC_LOC_PROT_ERR:
+	case VRNIC_WC_WR_FLUSH_ERR:
+	case VRNIC_WC_MW_BIND_ERR:
+	case VRNIC_WC_BAD_RESP_ERR:
+	case VRNIC_WC_LOC_ACCESS_ERR:
+	case VRNIC_WC_REM_INV_REQ_ERR:
+	case VRNIC_WC_REM_ACCESS_ERR:
+	case VRNIC_WC_REM_OP_ERR:
+	case VRNIC_WC_RETRY_EXC_ERR:
+	case VRNIC_WC_RNR_RETRY_EXC_ERR:
+	case VRNIC_WC_FATAL_ERR:
+		return status;
+	default:
+		return VRNIC_WC_GENERAL_ERR;
+	}
+}
 
 enum vrnic_net_type {
 	VRNIC_NET_TYPE_IPV4 = 1,
@@ -1610,7 +1723,7 @@ struct vrnic_srq_attr {
 static_assert(sizeof(struct vrnic_srq_attr) == 16, "vrnic_srq_attr");
 
 /*
- * Multicast groups (interface 1.3). A group is a multicast GID: ff00::/8,
+ * Multicast groups. A group is a multicast GID: ff00::/8,
  * or ::ffff:a.b.c.d with a.b.c.d in 224.0.0.0/4 (RoCEv2 over IPv4). There
  * are no LIDs on RoCE (ib_attach_mcast's lid is not passed on).
  * ATTACH_MCAST adds UD QP qpn to the receivers of group gid, DETACH_MCAST
@@ -1773,5 +1886,64 @@ struct vrnic_recv_wqe {
 };
 
 static_assert(sizeof(struct vrnic_recv_wqe) == 16, "vrnic_recv_wqe");
+
+/*
+ * Work queue geometry: what CREATE_QP and CREATE_SRQ accept, and how the
+ * drivers size their rings.
+ * - A ring holds 2^log_depth WQEs, 1 <= log_depth <= VRNIC_RING_MAX_LOG_DEPTH
+ *   and 2^log_depth <= max_qp_wr (max_srq_wr for an SRQ).
+ * - A send WQE is 2^sq_wqe_shift bytes, VRNIC_SQ_WQE_MIN_SHIFT ..
+ *   VRNIC_WQE_MAX_SHIFT, and holds vrnic_send_wqe_len() bytes: the header,
+ *   for UD and GSI the address segment, then max_send_sge SGEs or
+ *   max_inline bytes, whichever is larger.
+ * - A receive WQE is 2^rq_wqe_shift bytes, VRNIC_RQ_WQE_MIN_SHIFT ..
+ *   VRNIC_WQE_MAX_SHIFT, and holds vrnic_recv_wqe_len(max_recv_sge).
+ * - max_send_sge and max_recv_sge are bytes in CREATE_QP: at most
+ *   VRNIC_WQE_MAX_SGE (and the device's max_sge).
+ */
+#define VRNIC_SQ_WQE_MIN_SHIFT		6
+#define VRNIC_RQ_WQE_MIN_SHIFT		4
+#define VRNIC_WQE_MAX_SHIFT		9
+#define VRNIC_WQE_MAX_SGE		255
+
+/* Bytes of a send WQE before its SGEs or inline data. */
+static inline __u32 vrnic_send_wqe_hdr_len(int ud)
+{
+	return sizeof(struct vrnic_send_wqe) + (ud ? VRNIC_UD_SEG_SIZE : 0);
+}
+
+static inline __u64 vrnic_send_wqe_len(int ud, __u32 max_sge,
+				       __u32 max_inline)
+{
+	__u64 sges = (__u64)max_sge * sizeof(struct vrnic_sge);
+
+	return vrnic_send_wqe_hdr_len(ud) +
+	       (sges > max_inline ? sges : max_inline);
+}
+
+static inline __u64 vrnic_recv_wqe_len(__u32 max_sge)
+{
+	return sizeof(struct vrnic_recv_wqe) +
+	       (__u64)max_sge * sizeof(struct vrnic_sge);
+}
+
+/*
+ * The smallest WQE shift of at least min_shift whose WQE holds len bytes;
+ * above VRNIC_WQE_MAX_SHIFT when no WQE can.
+ */
+static inline __u32 vrnic_wqe_shift(__u64 len, __u32 min_shift)
+{
+	__u32 shift = min_shift;
+
+	while (shift <= VRNIC_WQE_MAX_SHIFT && ((__u64)1 << shift) < len)
+		shift++;
+	return shift;
+}
+
+/* The SGEs a WQE of 2^shift bytes holds after hdr_len bytes of header. */
+static inline __u32 vrnic_wqe_sges(__u32 shift, __u32 hdr_len)
+{
+	return ((1U << shift) - hdr_len) / sizeof(struct vrnic_sge);
+}
 
 #endif /* VRNIC_HW_DEFS_H */

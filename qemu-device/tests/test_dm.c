@@ -1,5 +1,5 @@
 /*
- * vrnic core: device memory (interface 1.3) end to end - two cores with
+ * vrnic core: device memory end to end - two cores with
  * dm-size set, joined by the fake bus's wire, RC QPs between them: RDMA
  * WRITE into and RDMA READ from a device-memory MR (multi-packet, at an
  * offset in the device memory), device memory as the local side of WRITE,

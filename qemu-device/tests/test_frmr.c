@@ -1,5 +1,5 @@
 /*
- * vrnic core: fast-registration MRs (interface 1.4) - ALLOC_MR validation;
+ * vrnic core: fast-registration MRs - ALLOC_MR validation;
  * REG_MR installing a scattered page list that the peer then reaches by
  * RDMA WRITE/READ, copied in once; LOCAL_INV and SEND with Invalidate;
  * every REG_MR, LOCAL_INV and remote-invalidation refusal with its

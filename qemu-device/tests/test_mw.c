@@ -1,5 +1,5 @@
 /*
- * vrnic core: memory windows (interface 1.3) - ALLOC_MW/DEALLOC_MW
+ * vrnic core: memory windows - ALLOC_MW/DEALLOC_MW
  * validation; type 2 windows bound with a BIND_MW WQE and reached by RDMA
  * WRITE/READ from the peer, only inside the window and only on the QP
  * that bound it; LOCAL_INV and SEND with Invalidate; type 1 rebinding and

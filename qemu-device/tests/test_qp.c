@@ -369,7 +369,7 @@ TEST_F(qp, malformed_create_commands)
     /* And a well-formed one works. */
     qp_cmd(&c, VRNIC_QP_TYPE_RC, self->pdn, self->scq, self->rcq, 0, 0, mem);
     ASSERT_EQ(VRNIC_AQ_STS_OK, run(f, &c, NULL));
-    /* Unknown opcodes (0x23 is ATTACH_MCAST since interface 1.3). */
+    /* An unknown opcode. */
     cmd_init(&c, 0xffff);
     ASSERT_EQ(VRNIC_AQ_STS_BAD_OPCODE, run(f, &c, NULL));
     cmd_init(&c, VRNIC_AQ_OP_MODIFY_QP);

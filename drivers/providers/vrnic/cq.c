@@ -51,7 +51,7 @@ static inline struct vrnic_cqe *vrnic_cq_entry(struct vrnic_cq *cq,
 					       uint32_t idx)
 {
 	return (struct vrnic_cqe *)((uint8_t *)cq->ring +
-				    ((size_t)(idx & (vrnic_cq_depth(cq) - 1)) <<
+				    ((size_t)vrnic_idx_slot(idx, cq->log_depth) <<
 				     cq->cqe_shift));
 }
 
@@ -60,9 +60,8 @@ static inline bool vrnic_cqe_valid(struct vrnic_cq *cq, uint32_t idx)
 {
 	const struct vrnic_cqe *cqe = vrnic_cq_entry(cq, idx);
 	uint32_t info = le32toh(*(const volatile __le32 *)&cqe->info);
-	uint32_t phase = ((idx >> cq->log_depth) & 1) ^ 1;
-
-	return FIELD_GET(VRNIC_CQE_INFO_PHASE, info) == phase;
+	return FIELD_GET(VRNIC_CQE_INFO_PHASE, info) ==
+	       vrnic_idx_phase(idx, cq->log_depth);
 }
 
 /*
@@ -79,69 +78,39 @@ static void vrnic_cq_publish_ci(struct vrnic_cq *cq)
 	cq->ci_dirty = false;
 }
 
-static enum ibv_wc_status vrnic_to_ibv_status(uint8_t status)
-{
-	switch (status) {
-	case VRNIC_WC_SUCCESS:
-		return IBV_WC_SUCCESS;
-	case VRNIC_WC_LOC_LEN_ERR:
-		return IBV_WC_LOC_LEN_ERR;
-	case VRNIC_WC_LOC_QP_OP_ERR:
-		return IBV_WC_LOC_QP_OP_ERR;
-	case VRNIC_WC_MW_BIND_ERR:
-		return IBV_WC_MW_BIND_ERR;
-	case VRNIC_WC_LOC_PROT_ERR:
-		return IBV_WC_LOC_PROT_ERR;
-	case VRNIC_WC_WR_FLUSH_ERR:
-		return IBV_WC_WR_FLUSH_ERR;
-	case VRNIC_WC_BAD_RESP_ERR:
-		return IBV_WC_BAD_RESP_ERR;
-	case VRNIC_WC_LOC_ACCESS_ERR:
-		return IBV_WC_LOC_ACCESS_ERR;
-	case VRNIC_WC_REM_INV_REQ_ERR:
-		return IBV_WC_REM_INV_REQ_ERR;
-	case VRNIC_WC_REM_ACCESS_ERR:
-		return IBV_WC_REM_ACCESS_ERR;
-	case VRNIC_WC_REM_OP_ERR:
-		return IBV_WC_REM_OP_ERR;
-	case VRNIC_WC_RETRY_EXC_ERR:
-		return IBV_WC_RETRY_EXC_ERR;
-	case VRNIC_WC_RNR_RETRY_EXC_ERR:
-		return IBV_WC_RNR_RETRY_EXC_ERR;
-	case VRNIC_WC_FATAL_ERR:
-		return IBV_WC_FATAL_ERR;
-	default:
-		return IBV_WC_GENERAL_ERR;
-	}
-}
+/* The hardware's values are libibverbs' (uapi "CQE decoding"). */
+static_assert((int)VRNIC_CQE_OP_SEND == (int)IBV_WC_SEND, "");
+static_assert((int)VRNIC_CQE_OP_RDMA_WRITE == (int)IBV_WC_RDMA_WRITE, "");
+static_assert((int)VRNIC_CQE_OP_RDMA_READ == (int)IBV_WC_RDMA_READ, "");
+static_assert((int)VRNIC_CQE_OP_COMP_SWAP == (int)IBV_WC_COMP_SWAP, "");
+static_assert((int)VRNIC_CQE_OP_FETCH_ADD == (int)IBV_WC_FETCH_ADD, "");
+static_assert((int)VRNIC_CQE_OP_BIND_MW == (int)IBV_WC_BIND_MW, "");
+static_assert((int)VRNIC_CQE_OP_LOCAL_INV == (int)IBV_WC_LOCAL_INV, "");
+static_assert((int)VRNIC_CQE_OP_FLUSH == (int)IBV_WC_FLUSH, "");
+static_assert((int)VRNIC_CQE_OP_ATOMIC_WRITE == (int)IBV_WC_ATOMIC_WRITE, "");
+static_assert((int)VRNIC_CQE_OP_RECV == (int)IBV_WC_RECV, "");
+static_assert((int)VRNIC_CQE_OP_RECV_RDMA_WITH_IMM ==
+	      (int)IBV_WC_RECV_RDMA_WITH_IMM, "");
+static_assert((int)VRNIC_WC_SUCCESS == (int)IBV_WC_SUCCESS, "");
+static_assert((int)VRNIC_WC_LOC_LEN_ERR == (int)IBV_WC_LOC_LEN_ERR, "");
+static_assert((int)VRNIC_WC_LOC_QP_OP_ERR == (int)IBV_WC_LOC_QP_OP_ERR, "");
+static_assert((int)VRNIC_WC_LOC_PROT_ERR == (int)IBV_WC_LOC_PROT_ERR, "");
+static_assert((int)VRNIC_WC_WR_FLUSH_ERR == (int)IBV_WC_WR_FLUSH_ERR, "");
+static_assert((int)VRNIC_WC_MW_BIND_ERR == (int)IBV_WC_MW_BIND_ERR, "");
+static_assert((int)VRNIC_WC_BAD_RESP_ERR == (int)IBV_WC_BAD_RESP_ERR, "");
+static_assert((int)VRNIC_WC_LOC_ACCESS_ERR == (int)IBV_WC_LOC_ACCESS_ERR, "");
+static_assert((int)VRNIC_WC_REM_INV_REQ_ERR == (int)IBV_WC_REM_INV_REQ_ERR, "");
+static_assert((int)VRNIC_WC_REM_ACCESS_ERR == (int)IBV_WC_REM_ACCESS_ERR, "");
+static_assert((int)VRNIC_WC_REM_OP_ERR == (int)IBV_WC_REM_OP_ERR, "");
+static_assert((int)VRNIC_WC_RETRY_EXC_ERR == (int)IBV_WC_RETRY_EXC_ERR, "");
+static_assert((int)VRNIC_WC_RNR_RETRY_EXC_ERR ==
+	      (int)IBV_WC_RNR_RETRY_EXC_ERR, "");
+static_assert((int)VRNIC_WC_FATAL_ERR == (int)IBV_WC_FATAL_ERR, "");
+static_assert((int)VRNIC_WC_GENERAL_ERR == (int)IBV_WC_GENERAL_ERR, "");
 
 static enum ibv_wc_opcode vrnic_to_ibv_wc_opcode(uint8_t opcode)
 {
-	switch (opcode) {
-	case VRNIC_CQE_OP_RDMA_WRITE:
-		return IBV_WC_RDMA_WRITE;
-	case VRNIC_CQE_OP_RDMA_READ:
-		return IBV_WC_RDMA_READ;
-	case VRNIC_CQE_OP_COMP_SWAP:
-		return IBV_WC_COMP_SWAP;
-	case VRNIC_CQE_OP_FETCH_ADD:
-		return IBV_WC_FETCH_ADD;
-	case VRNIC_CQE_OP_LOCAL_INV:
-		return IBV_WC_LOCAL_INV;
-	case VRNIC_CQE_OP_BIND_MW:
-		return IBV_WC_BIND_MW;
-	case VRNIC_CQE_OP_ATOMIC_WRITE:
-		return IBV_WC_ATOMIC_WRITE;
-	case VRNIC_CQE_OP_FLUSH:
-		return IBV_WC_FLUSH;
-	case VRNIC_CQE_OP_RECV:
-		return IBV_WC_RECV;
-	case VRNIC_CQE_OP_RECV_RDMA_WITH_IMM:
-		return IBV_WC_RECV_RDMA_WITH_IMM;
-	case VRNIC_CQE_OP_SEND:
-	default:
-		return IBV_WC_SEND;
-	}
+	return (enum ibv_wc_opcode)vrnic_cqe_wc_opcode(opcode);
 }
 
 /*
@@ -213,7 +182,7 @@ static int vrnic_wq_complete(struct vrnic_wq *wq, uint32_t idx,
 	if (idx - ci >= pi - ci)
 		return EINVAL;
 
-	*wr_id = wq->wrid[idx & ((1U << wq->log_depth) - 1)];
+	*wr_id = wq->wrid[vrnic_idx_slot(idx, wq->log_depth)];
 	/* Everything up to idx is done, signaled or not. */
 	vrnic_store_idx(&wq->ci, idx + 1);
 	return 0;
@@ -237,17 +206,17 @@ static int vrnic_srq_complete(struct vrnic_srq *srq, uint32_t idx,
 }
 
 /*
- * Retire the WQE a CQE completes and find its user's wr_id. Bit 7 of the
- * opcode marks receive-queue completions, flushed and failed ones
- * included: it is how we know which queue idx indexes. An XRC receive is
- * found by its SRQ, never by its QP. EINVAL: the CQE names no queue of
- * ours or no outstanding WQE.
+ * Retire the WQE a CQE completes and find its user's wr_id (uapi "CQE
+ * decoding": the queue from the opcode, the slot from wr_id). An XRC
+ * receive is found by its SRQ, never by its QP. EINVAL: the CQE names no
+ * queue of ours or no outstanding WQE.
  */
 static int vrnic_cqe_retire(struct vrnic_context *ctx, struct vrnic_cq *cq,
 			    const struct vrnic_cqe *cqe, uint64_t *wr_id)
 {
 	uint32_t qpn = le32toh(cqe->qpn), srqn = le32toh(cqe->src_qp);
-	uint32_t idx = (uint32_t)le64toh(cqe->wr_id);
+	uint32_t idx = le64toh(cqe->wr_id) & VRNIC_CQE_WR_ID_SLOT_MASK;
+	bool recv = vrnic_cqe_is_recv(cqe->opcode);
 	struct vrnic_srq *srq = NULL;
 	struct vrnic_qp *qp = NULL;
 	int err;
@@ -261,8 +230,7 @@ static int vrnic_cqe_retire(struct vrnic_context *ctx, struct vrnic_cq *cq,
 				  cq->cqn, qpn, srqn);
 			return EINVAL;
 		}
-		err = (cqe->opcode & VRNIC_CQE_OP_RECV) ?
-		      vrnic_srq_complete(srq, idx, wr_id) : EINVAL;
+		err = recv ? vrnic_srq_complete(srq, idx, wr_id) : EINVAL;
 	} else {
 		if (qpn < VRNIC_QP_TABLE_SIZE)
 			qp = ctx->qp_table[qpn];
@@ -272,7 +240,7 @@ static int vrnic_cqe_retire(struct vrnic_context *ctx, struct vrnic_cq *cq,
 				  qpn);
 			return EINVAL;
 		}
-		if (!(cqe->opcode & VRNIC_CQE_OP_RECV))
+		if (!recv)
 			err = vrnic_wq_complete(&qp->sq, idx, wr_id);
 		else if (qp->srq)
 			err = vrnic_srq_complete(qp->srq, idx, wr_id);
@@ -287,32 +255,37 @@ static int vrnic_cqe_retire(struct vrnic_context *ctx, struct vrnic_cq *cq,
 }
 
 /*
- * Take the next CQE, if any: check the phase, barrier, copy it out, consume
- * it and find the WQE it completes. A CQE that names no queue of ours or no
- * outstanding WQE is still consumed (so the CQ cannot wedge) and reported
- * as IBV_WC_GENERAL_ERR with wr_id 0. Called with cq->lock held.
+ * Take the next CQE that completes a WQE of ours, if any: check the phase,
+ * barrier, copy it out, consume it and find the WQE it completes. A CQE
+ * that names no queue of ours or no outstanding WQE is consumed (so the CQ
+ * cannot wedge) and dropped, as uapi "CQE decoding" says; at most a ring's
+ * worth of them per call. Called with cq->lock held.
  */
 static int vrnic_poll_one(struct vrnic_cq *cq, struct vrnic_cqe *out,
 			  uint64_t *wr_id, enum ibv_wc_status *status)
 {
 	struct vrnic_context *ctx = to_vrnic_context(cq->vcq.cq.context);
+	uint32_t start = cq->ci;
 
-	if (!vrnic_cqe_valid(cq, cq->ci))
-		return ENOENT;
-	/* The phase said valid: only now read the rest of the CQE. */
-	udma_from_device_barrier();
-	memcpy(out, vrnic_cq_entry(cq, cq->ci), sizeof(*out));
-	if (cq->flags & VRNIC_CQ_FLAG_TIMESTAMP)
-		cq->cur_ts = le64toh(((struct vrnic_cqe_ts *)
-				      vrnic_cq_entry(cq, cq->ci))->timestamp);
-	cq->ci++;
-	cq->ci_dirty = true;
+	while (cq->ci - start < vrnic_cq_depth(cq)) {
+		if (!vrnic_cqe_valid(cq, cq->ci))
+			return ENOENT;
+		/* The phase said valid: only now read the rest of the CQE. */
+		udma_from_device_barrier();
+		memcpy(out, vrnic_cq_entry(cq, cq->ci), sizeof(*out));
+		if (cq->flags & VRNIC_CQ_FLAG_TIMESTAMP)
+			cq->cur_ts = le64toh(((struct vrnic_cqe_ts *)
+					      vrnic_cq_entry(cq, cq->ci))->timestamp);
+		cq->ci++;
+		cq->ci_dirty = true;
 
-	*status = vrnic_to_ibv_status(out->status);
-	*wr_id = 0;
-	if (vrnic_cqe_retire(ctx, cq, out, wr_id))
-		*status = IBV_WC_GENERAL_ERR;
-	return 0;
+		if (!vrnic_cqe_retire(ctx, cq, out, wr_id)) {
+			*status = (enum ibv_wc_status)
+				  vrnic_cqe_wc_status(out->status);
+			return 0;
+		}
+	}
+	return ENOENT;
 }
 
 static void vrnic_fill_wc(const struct vrnic_cqe *cqe, uint64_t wr_id,
@@ -550,10 +523,6 @@ static struct vrnic_cq *vrnic_create_cq_common(struct ibv_context *ibvctx,
 	struct vrnic_cq *cq;
 	uint32_t log_depth;
 	int err;
-
-	err = vrnic_check_objects(ctx);
-	if (err)
-		goto err_out;
 
 	if (!check_comp_mask(attr->comp_mask, IBV_CQ_INIT_ATTR_MASK_FLAGS |
 						  IBV_CQ_INIT_ATTR_MASK_PD) ||
@@ -804,9 +773,9 @@ static void vrnic_cq_drop(struct vrnic_cq *cq, bool xrc, uint32_t num,
 		match = !!(cqe->flags & VRNIC_CQE_FLAG_XRC) == xrc &&
 			le32toh(xrc ? cqe->src_qp : cqe->qpn) == num;
 		if (match) {
-			if (srq && (cqe->opcode & VRNIC_CQE_OP_RECV))
-				vrnic_srq_put_slot(srq,
-						   (uint32_t)le64toh(cqe->wr_id));
+			if (srq && vrnic_cqe_is_recv(cqe->opcode))
+				vrnic_srq_put_slot(srq, le64toh(cqe->wr_id) &
+						   VRNIC_CQE_WR_ID_SLOT_MASK);
 			nfreed++;
 		} else if (nfreed) {
 			dest = vrnic_cq_entry(cq, prod + nfreed);

@@ -37,16 +37,6 @@
 #include "verbs.h"
 #include "vrnic.h"
 
-#define VRNIC_SEND_HDR_SIZE	sizeof(struct vrnic_send_wqe)
-#define VRNIC_RECV_HDR_SIZE	sizeof(struct vrnic_recv_wqe)
-#define VRNIC_SQ_WQE_SHIFT_MIN	6
-#define VRNIC_RQ_WQE_SHIFT_MIN	4
-#define VRNIC_WQE_SHIFT_MAX	9
-/* The 16-bit doorbell index must tell a full ring from an empty one. */
-#define VRNIC_WQ_LOG_DEPTH_MAX	15
-/* max_send_sge/max_recv_sge are u8 in CREATE_QP. */
-#define VRNIC_WQE_SGE_MAX	255
-
 #define VRNIC_SEND_FLAGS_SUPPORTED (IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | \
 				    IBV_SEND_INLINE | IBV_SEND_FENCE)
 
@@ -93,7 +83,7 @@ static void vrnic_qp_mark_ex(struct vrnic_qp *qp)
 static inline void *vrnic_wq_entry(struct vrnic_wq *wq, uint32_t idx)
 {
 	return (uint8_t *)wq->ring +
-	       ((size_t)(idx & ((1U << wq->log_depth) - 1)) << wq->wqe_shift);
+	       ((size_t)vrnic_idx_slot(idx, wq->log_depth) << wq->wqe_shift);
 }
 
 static inline bool vrnic_wq_full(struct vrnic_wq *wq, uint32_t pi)
@@ -188,7 +178,7 @@ struct vrnic_qp_sizes {
 int vrnic_wq_log_depth(uint32_t wr, uint32_t *log_depth)
 {
 	*log_depth = max_t(uint32_t, 1, vrnic_order(wr));
-	return *log_depth > VRNIC_WQ_LOG_DEPTH_MAX ? EINVAL : 0;
+	return *log_depth > VRNIC_RING_MAX_LOG_DEPTH ? EINVAL : 0;
 }
 
 /*
@@ -198,15 +188,14 @@ int vrnic_wq_log_depth(uint32_t wr, uint32_t *log_depth)
 int vrnic_recv_wqe_shift(struct vrnic_context *ctx, uint32_t max_sge,
 			 uint32_t *shift, uint32_t *real_max_sge)
 {
-	*shift = max_t(uint32_t, VRNIC_RQ_WQE_SHIFT_MIN,
-		       vrnic_order(VRNIC_RECV_HDR_SIZE +
-				   (uint64_t)max_sge * sizeof(struct vrnic_sge)));
-	if (*shift > VRNIC_WQE_SHIFT_MAX)
+	*shift = vrnic_wqe_shift(vrnic_recv_wqe_len(max_sge),
+				 VRNIC_RQ_WQE_MIN_SHIFT);
+	if (*shift > VRNIC_WQE_MAX_SHIFT)
 		return EINVAL;
 	*real_max_sge = min_t(uint32_t, ctx->max_sge,
-			      ((1U << *shift) - VRNIC_RECV_HDR_SIZE) /
-			      sizeof(struct vrnic_sge));
-	*real_max_sge = min_t(uint32_t, *real_max_sge, VRNIC_WQE_SGE_MAX);
+			      vrnic_wqe_sges(*shift,
+					     sizeof(struct vrnic_recv_wqe)));
+	*real_max_sge = min_t(uint32_t, *real_max_sge, VRNIC_WQE_MAX_SGE);
 	return 0;
 }
 
@@ -215,8 +204,8 @@ static int vrnic_qp_sizes(struct vrnic_context *ctx,
 			  struct vrnic_qp_sizes *s)
 {
 	const struct ibv_qp_cap *cap = &attr->cap;
+	bool ud = attr->qp_type == IBV_QPT_UD;
 	uint32_t avail;
-	uint64_t need;
 	int err;
 
 	if (cap->max_send_wr > ctx->max_qp_wr ||
@@ -229,20 +218,17 @@ static int vrnic_qp_sizes(struct vrnic_context *ctx,
 		return EINVAL;
 
 	/* Send: header, UD address segment, then SGEs or inline data. */
-	s->sq_data_off = VRNIC_SEND_HDR_SIZE;
-	if (attr->qp_type == IBV_QPT_UD)
-		s->sq_data_off += VRNIC_UD_SEG_SIZE;
-	need = max_t(uint64_t,
-		     (uint64_t)cap->max_send_sge * sizeof(struct vrnic_sge),
-		     cap->max_inline_data);
-	s->sq_wqe_shift = max_t(uint32_t, VRNIC_SQ_WQE_SHIFT_MIN,
-				vrnic_order(s->sq_data_off + need));
-	if (s->sq_wqe_shift > VRNIC_WQE_SHIFT_MAX)
+	s->sq_data_off = vrnic_send_wqe_hdr_len(ud);
+	s->sq_wqe_shift = vrnic_wqe_shift(vrnic_send_wqe_len(ud,
+							     cap->max_send_sge,
+							     cap->max_inline_data),
+					  VRNIC_SQ_WQE_MIN_SHIFT);
+	if (s->sq_wqe_shift > VRNIC_WQE_MAX_SHIFT)
 		return EINVAL;
 	avail = (1U << s->sq_wqe_shift) - s->sq_data_off;
 	s->sq_max_sge = min_t(uint32_t, ctx->max_sge,
-			      avail / sizeof(struct vrnic_sge));
-	s->sq_max_sge = min_t(uint32_t, s->sq_max_sge, VRNIC_WQE_SGE_MAX);
+			      vrnic_wqe_sges(s->sq_wqe_shift, s->sq_data_off));
+	s->sq_max_sge = min_t(uint32_t, s->sq_max_sge, VRNIC_WQE_MAX_SGE);
 	s->max_inline = min_t(uint32_t, ctx->max_inline_data, avail);
 	err = vrnic_wq_log_depth(cap->max_send_wr, &s->sq_log_depth);
 	if (err)
@@ -252,7 +238,7 @@ static int vrnic_qp_sizes(struct vrnic_context *ctx,
 	if (attr->srq || attr->qp_type == IBV_QPT_XRC_SEND) {
 		/* No RQ ring: depth 0 and the smallest legal WQE size. */
 		s->rq_log_depth = 0;
-		s->rq_wqe_shift = VRNIC_RQ_WQE_SHIFT_MIN;
+		s->rq_wqe_shift = VRNIC_RQ_WQE_MIN_SHIFT;
 		s->rq_max_sge = 0;
 		s->buf_len = s->rq_offset;
 		return 0;
@@ -367,7 +353,7 @@ static struct vrnic_send_wqe *vrnic_wr_common(struct ibv_qp_ex *ibvqpx,
 	wqe->wr_id = htole64(pi);
 	wqe->opcode = opcode;
 	wqe->flags = vrnic_wqe_flags(qp, ibvqpx->wr_flags);
-	qp->sq.wrid[pi & ((1U << qp->sq.log_depth) - 1)] = ibvqpx->wr_id;
+	qp->sq.wrid[vrnic_idx_slot(pi, qp->sq.log_depth)] = ibvqpx->wr_id;
 	/* IBV_SEND_INLINE in wr_flags is honoured by wr_set_inline_data*. */
 	qp->wr_start_pi = pi + 1;
 	qp->wr_cur = wqe;
@@ -881,10 +867,6 @@ static struct ibv_qp *vrnic_create_qp_common(struct ibv_context *ibvctx,
 	uint8_t *ring;
 	int err;
 
-	err = vrnic_check_objects(ctx);
-	if (err)
-		goto err_out;
-
 	err = vrnic_check_qp_attr(ctx, attr);
 	if (err) {
 		verbs_debug(&ctx->ibvctx,
@@ -1263,12 +1245,12 @@ static void vrnic_build_send_wqe(struct vrnic_qp *qp,
 	case VRNIC_WQE_OP_LOCAL_INV:
 		/* Keys only, no data (num_sge was not checked). */
 		wqe->imm_data = htole32(wr->invalidate_rkey);
-		qp->sq.wrid[pi & ((1U << qp->sq.log_depth) - 1)] = wr->wr_id;
+		qp->sq.wrid[vrnic_idx_slot(pi, qp->sq.log_depth)] = wr->wr_id;
 		return;
 	case VRNIC_WQE_OP_BIND_MW:
 		/* Validated: cannot fail. */
 		vrnic_fill_bind_wqe(wqe, wr->bind_mw.rkey, &wr->bind_mw.bind_info);
-		qp->sq.wrid[pi & ((1U << qp->sq.log_depth) - 1)] = wr->wr_id;
+		qp->sq.wrid[vrnic_idx_slot(pi, qp->sq.log_depth)] = wr->wr_id;
 		return;
 	case VRNIC_WQE_OP_RDMA_WRITE_IMM:
 		memcpy(&wqe->imm_data, &wr->imm_data, sizeof(wqe->imm_data));
@@ -1315,7 +1297,7 @@ static void vrnic_build_send_wqe(struct vrnic_qp *qp,
 		wqe->num_sge = wr->num_sge;
 	}
 
-	qp->sq.wrid[pi & ((1U << qp->sq.log_depth) - 1)] = wr->wr_id;
+	qp->sq.wrid[vrnic_idx_slot(pi, qp->sq.log_depth)] = wr->wr_id;
 }
 
 int vrnic_post_send(struct ibv_qp *ibvqp, struct ibv_send_wr *wr,
@@ -1396,7 +1378,7 @@ int vrnic_rq_post(struct vrnic_context *ctx, struct vrnic_qp *qp,
 			break;
 		}
 		vrnic_build_recv_wqe(vrnic_wq_entry(rq, pi), wr, pi);
-		rq->wrid[pi & ((1U << rq->log_depth) - 1)] = wr->wr_id;
+		rq->wrid[vrnic_idx_slot(pi, rq->log_depth)] = wr->wr_id;
 		pi++;
 	}
 
@@ -1489,10 +1471,6 @@ static struct ibv_srq *vrnic_srq_create(struct vrnic_context *ctx,
 	struct vrnic_srq *srq;
 	uint32_t depth, i;
 	int err;
-
-	err = vrnic_check_objects(ctx);
-	if (err)
-		goto err_out;
 
 	if (!attr->attr.max_wr || attr->attr.max_wr > ctx->max_srq_wr ||
 	    attr->attr.max_sge > ctx->max_srq_sge ||
@@ -1710,7 +1688,6 @@ int vrnic_post_srq_recv(struct ibv_srq *ibvsrq, struct ibv_recv_wr *wr,
 {
 	struct vrnic_context *ctx = to_vrnic_context(ibvsrq->context);
 	struct vrnic_srq *srq = to_vrnic_srq(ibvsrq);
-	uint32_t mask = (1U << srq->log_depth) - 1;
 	uint32_t pi, idx;
 	void *slot;
 	int err = 0;
@@ -1729,7 +1706,9 @@ int vrnic_post_srq_recv(struct ibv_srq *ibvsrq, struct ibv_recv_wr *wr,
 		idx = srq->free_list[--srq->nfree];
 		srq->busy[idx] = 1;
 		srq->wrid[idx] = wr->wr_id;
-		slot = (uint8_t *)srq->ring + ((size_t)(pi & mask) << srq->wqe_shift);
+		slot = (uint8_t *)srq->ring +
+		       ((size_t)vrnic_idx_slot(pi, srq->log_depth) <<
+			srq->wqe_shift);
 		vrnic_build_recv_wqe(slot, wr, idx);
 		pi++;
 	}

@@ -77,9 +77,6 @@ struct ibv_wq *vrnic_create_wq(struct ibv_context *ibvctx,
 	struct vrnic_qp *qp;
 	int err;
 
-	err = vrnic_check_objects(ctx);
-	if (err)
-		goto err_out;
 	if (attr->wq_type != IBV_WQT_RQ ||
 	    !check_comp_mask(attr->comp_mask, IBV_WQ_INIT_ATTR_FLAGS) ||
 	    ((attr->comp_mask & IBV_WQ_INIT_ATTR_FLAGS) && attr->create_flags)) {

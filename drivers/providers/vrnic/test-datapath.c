@@ -306,7 +306,7 @@ static uint32_t cq_pi[64];
 static struct vrnic_cqe *ring_cqe(struct vrnic_cq *cq, uint32_t idx)
 {
 	return (struct vrnic_cqe *)((uint8_t *)cq->ring +
-				    ((size_t)(idx & ((1U << cq->log_depth) - 1))
+				    ((size_t)vrnic_idx_slot(idx, cq->log_depth)
 				     << cq->cqe_shift));
 }
 
@@ -315,7 +315,7 @@ static void dev_cqe(struct vrnic_cq *cq, uint32_t qpn, uint64_t tag,
 {
 	uint32_t pi = cq_pi[cq->cqn]++;
 	struct vrnic_cqe *cqe = ring_cqe(cq, pi);
-	uint32_t phase = ((pi >> cq->log_depth) & 1) ^ 1;
+	uint32_t phase = vrnic_idx_phase(pi, cq->log_depth);
 
 	memset(cqe, 0, (size_t)1 << cq->cqe_shift);
 	cqe->wr_id = htole64(tag);
@@ -331,7 +331,7 @@ static void dev_cqe(struct vrnic_cq *cq, uint32_t qpn, uint64_t tag,
 static struct vrnic_send_wqe *sq_wqe(struct vrnic_qp *qp, uint32_t idx)
 {
 	return (void *)((uint8_t *)qp->buf.addr +
-			((size_t)(idx & ((1U << last_qp_cmd.sq_log_depth) - 1))
+			((size_t)vrnic_idx_slot(idx, last_qp_cmd.sq_log_depth)
 			 << qp->sq.wqe_shift));
 }
 
@@ -564,11 +564,31 @@ static void test_cq_and_rc_post(void)
 		      "receive flush completes the RQ WQE");
 	}
 
-	/* A CQE naming nothing outstanding is consumed as GENERAL_ERR. */
+	/*
+	 * A CQE naming nothing outstanding, or no QP of ours, is consumed and
+	 * dropped (uapi "CQE decoding"); the next good one is still found.
+	 */
 	dev_cqe(cq, qp->qpn, 77, VRNIC_CQE_OP_SEND, 0, 0);
+	dev_cqe(cq, 0x4444, 0, VRNIC_CQE_OP_SEND, 0, 0);
 	n = vrnic_poll_cq(ibvcq, 8, wc);
-	CHECK(n == 1 && wc[0].status == IBV_WC_GENERAL_ERR && qp->sq.ci == 20,
-	      "bogus CQE index -> GENERAL_ERR, queue untouched");
+	CHECK(n == 0 && qp->sq.ci == 20 && cq->ci == cq_pi[cq->cqn],
+	      "bogus CQE index, unknown QP: consumed and dropped, queue untouched");
+	{
+		struct ibv_recv_wr rwr = { .wr_id = 0xb1, .sg_list = sge,
+					   .num_sge = 1 };
+		struct ibv_recv_wr *rbad = NULL;
+
+		CHECK(vrnic_post_recv(&qp->vqp.qp, &rwr, &rbad) == 0,
+		      "post_recv");
+		dev_cqe(cq, 0x4444, 0, VRNIC_CQE_OP_RECV, 0, 0);
+		dev_cqe(cq, qp->qpn, 1, VRNIC_CQE_OP_RECV | 0x7f, 0xee, 9);
+		n = vrnic_poll_cq(ibvcq, 8, wc);
+		CHECK(n == 1 && wc[0].wr_id == 0xb1 && qp->rq.ci == 2 &&
+		      wc[0].opcode == IBV_WC_RECV &&
+		      wc[0].status == IBV_WC_GENERAL_ERR &&
+		      cq->ci == cq_pi[cq->cqn],
+		      "dropped CQE skipped; unknown receive opcode and status -> RECV, GENERAL_ERR");
+	}
 
 	n = qp->qpn;
 	CHECK(vrnic_destroy_qp(&qp->vqp.qp) == 0 && !ctx->qp_table[n],
@@ -778,8 +798,18 @@ static void test_wr_api_and_ud(void)
 		      "cq_ex with timestamps: 64-byte CQEs, both readers");
 		tcq = to_vrnic_cq(ibv_cq_ex_to_cq(cqx));
 		e = (struct vrnic_cqe_ts *)((uint8_t *)tcq->ring + 64);
-		dev_cqe(tcq, qp->qpn, 0, VRNIC_CQE_OP_SEND, 0, 16);
-		dev_cqe(tcq, qp->qpn, 1, VRNIC_CQE_OP_SEND, 0, 16);
+		/* Two sends for the CQEs to complete (slots 3 and 4). */
+		ibv_wr_start(qpx);
+		ibv_wr_send(qpx);
+		ibv_wr_set_ud_addr(qpx, ah, 5, 6);
+		ibv_wr_set_sge(qpx, 1, 0x6000, 8);
+		ibv_wr_send(qpx);
+		ibv_wr_set_ud_addr(qpx, ah, 5, 6);
+		ibv_wr_set_sge(qpx, 1, 0x6000, 8);
+		CHECK(ibv_wr_complete(qpx) == 0 && qp->sq.pi == 5 &&
+		      db_read(VRNIC_DB_SQ), "two sends for the timestamp CQEs");
+		dev_cqe(tcq, qp->qpn, 3, VRNIC_CQE_OP_SEND, 0, 16);
+		dev_cqe(tcq, qp->qpn, 4, VRNIC_CQE_OP_SEND, 0, 16);
 		e->timestamp = htole64(1767225600123456789ULL);
 		CHECK(ibv_start_poll(cqx, &pattr) == 0 && ibv_next_poll(cqx) == 0 &&
 		      ibv_wc_read_completion_ts(cqx) == 1767225600123456789ULL &&
@@ -1536,15 +1566,13 @@ static void test_xrc(void)
 	      "XRC receive, extended poll: qp_num the target, src_qp 0");
 	ibv_end_poll(cqx);
 
-	/* An XRC CQE naming no XRC SRQ of ours: consumed, GENERAL_ERR. */
+	/* An XRC CQE naming no XRC SRQ of ours: consumed and dropped. */
 	ci = cq->ci;
 	dev_xrc_cqe(cq, 0x4321, 999, 0, 40);
 	dev_xrc_cqe(cq, 0x4321, to_vrnic_srq(basic)->srqn, 0, 40);
 	n = vrnic_poll_cq(ibvcq, 4, wc);
-	CHECK(n == 2 && wc[0].status == IBV_WC_GENERAL_ERR && !wc[0].wr_id &&
-	      wc[1].status == IBV_WC_GENERAL_ERR && cq->ci == ci + 2 &&
-	      vrnic_poll_cq(ibvcq, 4, wc) == 0,
-	      "XRC CQE naming an unknown or a basic SRQ: GENERAL_ERR, consumed");
+	CHECK(n == 0 && cq->ci == ci + 2,
+	      "XRC CQE naming an unknown or a basic SRQ: consumed, dropped");
 
 	/*
 	 * Cleaning: the target's going keeps the SRQ's CQEs, resetting the
@@ -1564,9 +1592,10 @@ static void test_xrc(void)
 	num = srq->srqn;
 	CHECK(vrnic_destroy_srq(ibvsrq) == 0 && !ctx->srq_table[num],
 	      "destroy_srq: gone from the XRC SRQ table");
-	n = vrnic_poll_cq(ibvcq, 4, wc);
-	CHECK(n == 1 && wc[0].qp_num == 0x4444 && cq->ci == cq_pi[cq->cqn],
+	CHECK(cq_pi[cq->cqn] - cq->ci == 1 &&
+	      le32toh(ring_cqe(cq, cq->ci)->qpn) == 0x4444,
 	      "destroy_srq drops the XRC SRQ's CQEs, keeps the others");
+	n = vrnic_poll_cq(ibvcq, 4, wc);
 
 	vrnic_destroy_qp(&ini->vqp.qp);
 	vrnic_destroy_srq(basic);

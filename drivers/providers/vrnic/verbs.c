@@ -17,16 +17,16 @@
 #include "vrnic.h"
 
 /*
- * The kernel passes the device's fw_version through as ib_device_attr.fw_ver.
- * It is printed as major.minor.sub-minor from bits 47:32, 31:16 and 15:0, the
- * split rxe and erdma use (and what vrnic.ko's get_dev_fw_str should print so
- * that ibv_devinfo and sysfs agree).
+ * The kernel passes the device's fw_version through as ib_device_attr.fw_ver;
+ * printed as vrnic.ko's get_dev_fw_str prints it, so that ibv_devinfo and
+ * sysfs agree.
  */
 static void vrnic_format_fw_ver(char *buf, size_t len, uint64_t raw)
 {
-	snprintf(buf, len, "%u.%u.%u", (unsigned int)((raw >> 32) & 0xffff),
-		 (unsigned int)((raw >> 16) & 0xffff),
-		 (unsigned int)(raw & 0xffff));
+	snprintf(buf, len, "%u.%u.%u",
+		 (unsigned int)FIELD_GET(VRNIC_FW_VERSION_MAJOR_MASK, raw),
+		 (unsigned int)FIELD_GET(VRNIC_FW_VERSION_MINOR_MASK, raw),
+		 (unsigned int)FIELD_GET(VRNIC_FW_VERSION_SUB_MINOR_MASK, raw));
 }
 
 int vrnic_query_device_ex(struct ibv_context *ibvctx,
@@ -622,13 +622,3 @@ void vrnic_buf_free(struct vrnic_buf *buf)
 	buf->pdom = NULL;
 }
 
-/* Queues need the doorbell page, which only an interface 1.1 kernel maps. */
-int vrnic_check_objects(struct vrnic_context *ctx)
-{
-	if (ctx->db)
-		return 0;
-
-	verbs_err(&ctx->ibvctx,
-		  "vrnic.ko offers no doorbell page: CQs, QPs and SRQs need a driver with interface 1.1 objects\n");
-	return EOPNOTSUPP;
-}

@@ -58,7 +58,6 @@ int vrnic_buf_alloc(struct vrnic_context *ctx, struct vrnic_buf *buf,
 		    size_t len, struct vrnic_parent_domain *pdom,
 		    uint64_t res_type);
 void vrnic_buf_free(struct vrnic_buf *buf);
-int vrnic_check_objects(struct vrnic_context *ctx);
 
 /* mw.c */
 struct ibv_mw *vrnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);

@@ -100,11 +100,7 @@ static const struct verbs_context_ops vrnic_ctx_ops = {
 
 /*
  * Map this context's doorbell page once. User contexts own BAR2 pages
- * 1 .. n-1 (page 0 is the kernel's), so db_page 0 means "no doorbell page":
- * what an interface 1.0 kernel (the foundation vrnic.ko, whose shorter
- * response leaves the 1.1 fields zero) and a 1.1 kernel on a device
- * without objects both answer. Such a context still serves queries;
- * queue creation then fails with EOPNOTSUPP.
+ * 1 .. n-1; page 0 is the kernel's and never a context's.
  */
 static int vrnic_map_db(struct vrnic_context *ctx,
 			const struct vrnic_alloc_ucontext_resp *resp)
@@ -113,9 +109,8 @@ static int vrnic_map_db(struct vrnic_context *ctx,
 	void *db;
 
 	if (!resp->db_page) {
-		verbs_debug(&ctx->ibvctx,
-			    "kernel without interface 1.1 objects: no doorbell page\n");
-		return 0;
+		verbs_err(&ctx->ibvctx, "kernel gave no doorbell page\n");
+		return EPROTO;
 	}
 
 	ctx->db_size = max_t(size_t, (size_t)1 << ctx->db_page_shift, pg_sz);

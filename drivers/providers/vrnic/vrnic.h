@@ -48,7 +48,7 @@ struct vrnic_context {
 	uint32_t db_page_shift;		/* log2 of this context's doorbell page */
 	/*
 	 * This context's doorbell page (BAR2 page db_page), mapped once at
-	 * alloc_context; NULL when the kernel predates interface 1.1 objects.
+	 * alloc_context.
 	 */
 	void *db;
 	size_t db_size;

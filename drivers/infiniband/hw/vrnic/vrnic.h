@@ -111,13 +111,7 @@ struct vrnic_dev {
 	struct mutex mr_query_lock;
 	u32 mr_query_key;
 
-	/* ---- objects (interface 1.1) ---- */
-	bool has_objects;	/* device speaks interface >= 1.1 */
-	bool has_port_stats;	/* interface >= 1.2: QUERY_PORT_STATS */
-	bool has_mw;		/* interface >= 1.3: memory windows */
-	bool has_mcast;		/* interface >= 1.3: UD multicast */
-	bool has_frmr;		/* interface >= 1.4: fast registration */
-	bool has_cq_mod;	/* interface >= 1.5: MODIFY_CQ */
+	/* ---- objects, and the optional features device_caps announces ---- */
 	/* VRNIC_DEVICE_CAP_ON_DEMAND and the kernel's ODP (vrnic_odp.c) */
 	bool has_odp;
 	/*
@@ -160,7 +154,7 @@ struct vrnic_dev {
 	struct xarray srq_xa;
 	struct xarray wq_xa;	/* receive WQs by QPN, for their events */
 
-	/* ---- device memory, BAR5 (interface 1.3; dm_size 0: none) ---- */
+	/* ---- device memory, BAR5 (dm_size 0: none) ---- */
 	u64 dm_size;
 	resource_size_t dm_bar_start;
 	void __iomem *dm_va;	/* write-combined, for zeroing allocations */
@@ -285,7 +279,7 @@ struct vrnic_cq {
 };
 
 /*
- * A kernel work queue: free-running u32 indices, slot = index & (depth - 1).
+ * A kernel work queue: free-running u32 indices (uapi "Rings").
  * pi is written under the queue's lock by post_*; ci is written by poll_cq
  * (the queue's CQ lock) with smp_store_release and read by post_* with
  * smp_load_acquire, after which the wrid slots below ci may be reused.
@@ -296,16 +290,10 @@ struct vrnic_wq {
 	u32 pi;
 	u32 ci;
 	u32 depth;
+	u8 log_depth;
 	u8 wqe_shift;
 	u32 max_sge;
 };
-
-/*
- * The wr_id the kernel puts in its own WQEs: the slot index, and a flag for
- * receive queues (a flushed CQE's opcode is not trusted to tell them apart).
- */
-#define VRNIC_KWRID_IDX_MASK	GENMASK_ULL(31, 0)
-#define VRNIC_KWRID_RECV	BIT_ULL(32)
 
 struct vrnic_srq {
 	struct ib_srq ibsrq;
@@ -374,24 +362,14 @@ struct vrnic_rwq {
 };
 
 /*
- * Limits derived from QUERY_DEVICE and the WQE formats. Depths are powers
- * of two (2^log_depth rings), so the largest usable depth is the device's
- * limit rounded down; WQEs are at most 512 bytes (shift 9).
+ * Limits derived from QUERY_DEVICE and the WQE geometry (uapi "Work queue
+ * geometry"). Depths are powers of two, so the largest usable depth is the
+ * device's limit rounded down.
  */
-#define VRNIC_SQ_MIN_SHIFT	6
-#define VRNIC_RQ_MIN_SHIFT	4
-#define VRNIC_WQE_MAX_SHIFT	9
-/* Doorbell indices are 16-bit free-running: at most 2^15 entries a ring. */
-#define VRNIC_MAX_LOG_DEPTH	15
-#define VRNIC_SQ_HDR		sizeof(struct vrnic_send_wqe)
-#define VRNIC_SQ_UD_HDR		(VRNIC_SQ_HDR + VRNIC_UD_SEG_SIZE)
-#define VRNIC_RQ_HDR		sizeof(struct vrnic_recv_wqe)
-#define VRNIC_SGE_SIZE		sizeof(struct vrnic_sge)
-
 static inline u32 vrnic_pow2_limit(u32 val)
 {
 	return val ? min_t(u32, rounddown_pow_of_two(val),
-			   1U << VRNIC_MAX_LOG_DEPTH) : 0;
+			   1U << VRNIC_RING_MAX_LOG_DEPTH) : 0;
 }
 
 static inline int vrnic_max_qp_wr(const struct vrnic_cmd_dev_attr *da)
@@ -402,8 +380,8 @@ static inline int vrnic_max_qp_wr(const struct vrnic_cmd_dev_attr *da)
 static inline int vrnic_max_recv_sge(const struct vrnic_cmd_dev_attr *da)
 {
 	return min_t(u32, da->max_sge,
-		     ((1U << VRNIC_WQE_MAX_SHIFT) - VRNIC_RQ_HDR) /
-		     VRNIC_SGE_SIZE);
+		     vrnic_wqe_sges(VRNIC_WQE_MAX_SHIFT,
+				    sizeof(struct vrnic_recv_wqe)));
 }
 
 /*
@@ -417,16 +395,16 @@ static inline bool vrnic_user_rq_ok(const struct vrnic_cmd_dev_attr *da,
 {
 	return log_depth >= 1 && log_depth <= ilog2(vrnic_max_qp_wr(da)) &&
 	       (1U << log_depth) >= max_wr &&
-	       wqe_shift >= VRNIC_RQ_MIN_SHIFT &&
+	       wqe_shift >= VRNIC_RQ_WQE_MIN_SHIFT &&
 	       wqe_shift <= VRNIC_WQE_MAX_SHIFT &&
-	       (1U << wqe_shift) >= VRNIC_RQ_HDR + max_sge * VRNIC_SGE_SIZE;
+	       (1ULL << wqe_shift) >= vrnic_recv_wqe_len(max_sge);
 }
 
 /* The SGEs a receive WQE of 2^wqe_shift bytes holds, as granted. */
 static inline u32 vrnic_rq_wqe_sges(const struct vrnic_cmd_dev_attr *da,
 				    u32 wqe_shift)
 {
-	return min_t(u32, ((1U << wqe_shift) - VRNIC_RQ_HDR) / VRNIC_SGE_SIZE,
+	return min_t(u32, vrnic_wqe_sges(wqe_shift, sizeof(struct vrnic_recv_wqe)),
 		     vrnic_max_recv_sge(da));
 }
 
@@ -501,7 +479,7 @@ to_vmmap(struct rdma_user_mmap_entry *rdma_entry)
 /* The one helper that indexes a kernel ring */
 static inline void *vrnic_wq_slot(struct vrnic_wq *wq, u32 idx)
 {
-	return wq->buf + ((idx & (wq->depth - 1)) << wq->wqe_shift);
+	return wq->buf + (vrnic_idx_slot(idx, wq->log_depth) << wq->wqe_shift);
 }
 
 /* A doorbell on the kernel's page: index in 31:16, queue number in 15:0 */

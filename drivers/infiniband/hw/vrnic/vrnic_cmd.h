@@ -54,9 +54,9 @@ struct vrnic_cmd_gid {
 };
 
 /*
- * Object commands (interface 1.1). Memory descriptors and QP attributes are
- * passed in the device's own (little-endian) layout: the driver builds them
- * once and they are copied into the command unchanged.
+ * Object commands. Memory descriptors and QP attributes are passed in the
+ * device's own (little-endian) layout: the driver builds them once and they
+ * are copied into the command unchanged.
  */
 struct vrnic_cmd_mr_params {
 	u32 handle;		/* REREG_MR: the current key */

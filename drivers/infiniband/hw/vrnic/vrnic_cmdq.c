@@ -112,13 +112,13 @@ static u8 *vrnic_cmdq_resp_buf(struct vrnic_cmdq *cmdq, unsigned int idx)
 /* Called with cq_lock held. Returns the number of completions consumed. */
 static unsigned int __vrnic_cmdq_process_cq(struct vrnic_cmdq *cmdq)
 {
-	u16 mask = cmdq->depth - 1;
 	unsigned int n;
 
 	/* Bounded: a misbehaving device cannot keep us here. */
 	for (n = 0; n < cmdq->depth; n++) {
-		struct vrnic_aq_cqe *cqe = &cmdq->cq[cmdq->cq_ci & mask];
-		u32 phase = !((cmdq->cq_ci >> cmdq->log_depth) & 1);
+		struct vrnic_aq_cqe *cqe =
+			&cmdq->cq[vrnic_idx_slot(cmdq->cq_ci, cmdq->log_depth)];
+		u32 phase = vrnic_idx_phase(cmdq->cq_ci, cmdq->log_depth);
 		struct vrnic_cmdq_ctx *ctx;
 		u16 cmd_id;
 		u32 owner;
@@ -132,7 +132,8 @@ static unsigned int __vrnic_cmdq_process_cq(struct vrnic_cmdq *cmdq)
 
 		cmdq->cq_ci++;
 		cmd_id = le16_to_cpu(cqe->cmd_id);
-		ctx = &cmdq->ctx[cmd_id & mask];
+		/* The cookie's low log_depth bits are the context's index. */
+		ctx = &cmdq->ctx[vrnic_idx_slot(cmd_id, cmdq->log_depth)];
 		if (ctx->state != VRNIC_CMDQ_CTX_SUBMITTED ||
 		    ctx->cmd_id != cmd_id) {
 			dev_err_ratelimited(cmdq->dev,
@@ -165,7 +166,6 @@ static struct vrnic_cmdq_ctx *vrnic_cmdq_submit(struct vrnic_cmdq *cmdq,
 						union vrnic_aq_cmd *cmd,
 						size_t resp_len)
 {
-	u16 mask = cmdq->depth - 1;
 	struct vrnic_cmdq_ctx *ctx;
 	unsigned long flags;
 	unsigned int idx;
@@ -204,7 +204,8 @@ static struct vrnic_cmdq_ctx *vrnic_cmdq_submit(struct vrnic_cmdq *cmdq,
 	reinit_completion(&ctx->done);
 	spin_unlock_irqrestore(&cmdq->cq_lock, flags);
 
-	memcpy(&cmdq->sq[cmdq->sq_pi & mask], cmd, sizeof(*cmd));
+	memcpy(&cmdq->sq[vrnic_idx_slot(cmdq->sq_pi, cmdq->log_depth)], cmd,
+	       sizeof(*cmd));
 	cmdq->sq_pi++;
 	atomic64_inc(&cmdq->stats.submitted);
 

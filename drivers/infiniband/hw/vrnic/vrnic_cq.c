@@ -4,16 +4,16 @@
  * context (ib_core pollers, ULPs under spinlocks) and never sleep.
  *
  * A kernel CQ is a coherent ring of 2^log_depth CQEs followed by the doorbell
- * record. A CQE is new when its phase bit equals !((ci >> log_depth) & 1);
+ * record. A CQE is new when its phase bit equals vrnic_idx_phase(ci);
  * after polling, the consumer index goes to dbrec.ci so the device can tell
  * a full CQ (overrun -> CQ_ERR) from a free slot.
  *
- * The kernel's own WQEs carry their slot index as wr_id (VRNIC_KWRID_*): a
- * CQE names its QP (qpn) and slot, and the consumer's wr_id comes from the
- * queue's wrid table. QPs are looked up under the CQ lock; destroy_qp (and a
- * move to RESET) erases the QP and rewrites its pending CQEs' qpn to 0 under
- * the same lock (vrnic_cq_clean()), so a stale CQE is skipped, never
- * attributed to a QP that reused the number.
+ * The kernel's own WQEs carry their slot index as wr_id; a CQE names its QP
+ * (qpn), queue and slot (uapi "CQE decoding"), and the consumer's wr_id
+ * comes from the queue's wrid table. QPs are looked up under the CQ lock;
+ * destroy_qp (and a move to RESET) erases the QP and rewrites its pending
+ * CQEs' qpn to 0 under the same lock (vrnic_cq_clean()), so a stale CQE is
+ * skipped, never attributed to a QP that reused the number.
  */
 
 #include <linux/bitfield.h>
@@ -22,8 +22,8 @@
 
 static struct vrnic_cqe *vrnic_cq_peek(struct vrnic_cq *cq, u32 idx)
 {
-	struct vrnic_cqe *cqe = &cq->ring[idx & (cq->depth - 1)];
-	u32 phase = !((idx >> cq->log_depth) & 1);
+	struct vrnic_cqe *cqe = &cq->ring[vrnic_idx_slot(idx, cq->log_depth)];
+	u32 phase = vrnic_idx_phase(idx, cq->log_depth);
 	u32 info;
 
 	/* The device writes the info word (phase) last. */
@@ -35,63 +35,40 @@ static struct vrnic_cqe *vrnic_cq_peek(struct vrnic_cq *cq, u32 idx)
 	return cqe;
 }
 
-static enum ib_wc_status vrnic_wc_status(u8 status)
-{
-	switch (status) {
-	case VRNIC_WC_SUCCESS:
-		return IB_WC_SUCCESS;
-	case VRNIC_WC_LOC_LEN_ERR:
-		return IB_WC_LOC_LEN_ERR;
-	case VRNIC_WC_LOC_QP_OP_ERR:
-		return IB_WC_LOC_QP_OP_ERR;
-	case VRNIC_WC_LOC_PROT_ERR:
-		return IB_WC_LOC_PROT_ERR;
-	case VRNIC_WC_WR_FLUSH_ERR:
-		return IB_WC_WR_FLUSH_ERR;
-	case VRNIC_WC_BAD_RESP_ERR:
-		return IB_WC_BAD_RESP_ERR;
-	case VRNIC_WC_LOC_ACCESS_ERR:
-		return IB_WC_LOC_ACCESS_ERR;
-	case VRNIC_WC_REM_INV_REQ_ERR:
-		return IB_WC_REM_INV_REQ_ERR;
-	case VRNIC_WC_REM_ACCESS_ERR:
-		return IB_WC_REM_ACCESS_ERR;
-	case VRNIC_WC_REM_OP_ERR:
-		return IB_WC_REM_OP_ERR;
-	case VRNIC_WC_RETRY_EXC_ERR:
-		return IB_WC_RETRY_EXC_ERR;
-	case VRNIC_WC_RNR_RETRY_EXC_ERR:
-		return IB_WC_RNR_RETRY_EXC_ERR;
-	case VRNIC_WC_FATAL_ERR:
-		return IB_WC_FATAL_ERR;
-	default:
-		return IB_WC_GENERAL_ERR;
-	}
-}
+/* The hardware's values are ib_core's (uapi "CQE decoding"). */
+static_assert((int)VRNIC_CQE_OP_SEND == (int)IB_WC_SEND);
+static_assert((int)VRNIC_CQE_OP_RDMA_WRITE == (int)IB_WC_RDMA_WRITE);
+static_assert((int)VRNIC_CQE_OP_RDMA_READ == (int)IB_WC_RDMA_READ);
+static_assert((int)VRNIC_CQE_OP_COMP_SWAP == (int)IB_WC_COMP_SWAP);
+static_assert((int)VRNIC_CQE_OP_FETCH_ADD == (int)IB_WC_FETCH_ADD);
+static_assert((int)VRNIC_CQE_OP_BIND_MW == (int)IB_WC_BIND_MW);
+static_assert((int)VRNIC_CQE_OP_LOCAL_INV == (int)IB_WC_LOCAL_INV);
+static_assert((int)VRNIC_CQE_OP_FLUSH == (int)IB_WC_FLUSH);
+static_assert((int)VRNIC_CQE_OP_ATOMIC_WRITE == (int)IB_WC_ATOMIC_WRITE);
+static_assert((int)VRNIC_CQE_OP_RECV == (int)IB_WC_RECV);
+static_assert((int)VRNIC_CQE_OP_RECV_RDMA_WITH_IMM == (int)IB_WC_RECV_RDMA_WITH_IMM);
+static_assert((int)VRNIC_WC_SUCCESS == (int)IB_WC_SUCCESS);
+static_assert((int)VRNIC_WC_LOC_LEN_ERR == (int)IB_WC_LOC_LEN_ERR);
+static_assert((int)VRNIC_WC_LOC_QP_OP_ERR == (int)IB_WC_LOC_QP_OP_ERR);
+static_assert((int)VRNIC_WC_LOC_PROT_ERR == (int)IB_WC_LOC_PROT_ERR);
+static_assert((int)VRNIC_WC_WR_FLUSH_ERR == (int)IB_WC_WR_FLUSH_ERR);
+static_assert((int)VRNIC_WC_MW_BIND_ERR == (int)IB_WC_MW_BIND_ERR);
+static_assert((int)VRNIC_WC_BAD_RESP_ERR == (int)IB_WC_BAD_RESP_ERR);
+static_assert((int)VRNIC_WC_LOC_ACCESS_ERR == (int)IB_WC_LOC_ACCESS_ERR);
+static_assert((int)VRNIC_WC_REM_INV_REQ_ERR == (int)IB_WC_REM_INV_REQ_ERR);
+static_assert((int)VRNIC_WC_REM_ACCESS_ERR == (int)IB_WC_REM_ACCESS_ERR);
+static_assert((int)VRNIC_WC_REM_OP_ERR == (int)IB_WC_REM_OP_ERR);
+static_assert((int)VRNIC_WC_RETRY_EXC_ERR == (int)IB_WC_RETRY_EXC_ERR);
+static_assert((int)VRNIC_WC_RNR_RETRY_EXC_ERR == (int)IB_WC_RNR_RETRY_EXC_ERR);
+static_assert((int)VRNIC_WC_FATAL_ERR == (int)IB_WC_FATAL_ERR);
+static_assert((int)VRNIC_WC_GENERAL_ERR == (int)IB_WC_GENERAL_ERR);
 
 static enum ib_wc_opcode vrnic_wc_opcode(u8 opcode)
 {
-	switch (opcode) {
-	case VRNIC_CQE_OP_RDMA_WRITE:
-		return IB_WC_RDMA_WRITE;
-	case VRNIC_CQE_OP_RDMA_READ:
-		return IB_WC_RDMA_READ;
-	case VRNIC_CQE_OP_COMP_SWAP:
-		return IB_WC_COMP_SWAP;
-	case VRNIC_CQE_OP_FETCH_ADD:
-		return IB_WC_FETCH_ADD;
-	case VRNIC_CQE_OP_LOCAL_INV:
-		return IB_WC_LOCAL_INV;
-	case VRNIC_CQE_OP_REG_MR:
-		return IB_WC_REG_MR;
-	case VRNIC_CQE_OP_RECV:
-		return IB_WC_RECV;
-	case VRNIC_CQE_OP_RECV_RDMA_WITH_IMM:
-		return IB_WC_RECV_RDMA_WITH_IMM;
-	case VRNIC_CQE_OP_SEND:
-	default:
-		return IB_WC_SEND;
-	}
+	u8 op = vrnic_cqe_wc_opcode(opcode);
+
+	/* REG_MR has no uverbs value, and another one in ib_core. */
+	return op == VRNIC_CQE_OP_REG_MR ? IB_WC_REG_MR : (enum ib_wc_opcode)op;
 }
 
 /* Is idx one of the outstanding slots [ci, pi) of the queue? */
@@ -101,13 +78,13 @@ static bool vrnic_wq_outstanding(u32 idx, u32 ci, u32 pi)
 }
 
 /* Called with the CQ lock held; returns the consumer's wr_id. */
-static int vrnic_cq_take_wrid(struct vrnic_qp *qp, u64 raw, u64 *wr_id)
+static int vrnic_cq_take_wrid(struct vrnic_qp *qp, bool recv, u32 idx,
+			      u64 *wr_id)
 {
-	u32 idx = FIELD_GET(VRNIC_KWRID_IDX_MASK, raw);
 	struct vrnic_srq *srq;
 	struct vrnic_wq *wq;
 
-	if ((raw & VRNIC_KWRID_RECV) && qp->ibqp.srq) {
+	if (recv && qp->ibqp.srq) {
 		srq = to_vsrq(qp->ibqp.srq);
 		wq = &srq->rq;
 		spin_lock(&srq->lock);
@@ -115,21 +92,21 @@ static int vrnic_cq_take_wrid(struct vrnic_qp *qp, u64 raw, u64 *wr_id)
 			spin_unlock(&srq->lock);
 			return -EINVAL;
 		}
-		*wr_id = wq->wrid[idx & (wq->depth - 1)];
+		*wr_id = wq->wrid[vrnic_idx_slot(idx, wq->log_depth)];
 		/* Slots complete out of order across CQs: advance past done. */
-		__set_bit(idx & (wq->depth - 1), srq->done);
+		__set_bit(vrnic_idx_slot(idx, wq->log_depth), srq->done);
 		while (wq->ci != wq->pi &&
-		       __test_and_clear_bit(wq->ci & (wq->depth - 1),
+		       __test_and_clear_bit(vrnic_idx_slot(wq->ci, wq->log_depth),
 					    srq->done))
 			wq->ci++;
 		spin_unlock(&srq->lock);
 		return 0;
 	}
 
-	wq = (raw & VRNIC_KWRID_RECV) ? &qp->rq : &qp->sq;
+	wq = recv ? &qp->rq : &qp->sq;
 	if (!vrnic_wq_outstanding(idx, wq->ci, READ_ONCE(wq->pi)))
 		return -EINVAL;
-	*wr_id = wq->wrid[idx & (wq->depth - 1)];
+	*wr_id = wq->wrid[vrnic_idx_slot(idx, wq->log_depth)];
 	/*
 	 * In order: this CQE also retires the unsignaled WQEs before it.
 	 * Release: the wrid read above happens before the slot is reused.
@@ -144,7 +121,8 @@ static int vrnic_cq_decode(struct vrnic_cq *cq, struct vrnic_cqe *cqe,
 {
 	struct vrnic_dev *vdev = to_vdev(cq->ibcq.device);
 	u32 qpn = le32_to_cpu(cqe->qpn);
-	u64 raw = le64_to_cpu(cqe->wr_id);
+	u32 idx = le64_to_cpu(cqe->wr_id) & VRNIC_CQE_WR_ID_SLOT_MASK;
+	bool recv = vrnic_cqe_is_recv(cqe->opcode);
 	struct vrnic_qp *qp;
 	u8 flags;
 
@@ -161,15 +139,17 @@ static int vrnic_cq_decode(struct vrnic_cq *cq, struct vrnic_cqe *cqe,
 				       cq->cqn, qpn);
 		return -ENOENT;
 	}
-	if (vrnic_cq_take_wrid(qp, raw, &wc->wr_id)) {
+	if (vrnic_cq_take_wrid(qp, recv, idx, &wc->wr_id)) {
 		ibdev_warn_ratelimited(&vdev->ibdev,
-				       "CQ %u: CQE for QP %u names slot %#llx, not outstanding; dropped\n",
-				       cq->cqn, qpn, raw);
+				       "CQ %u: CQE for QP %u %s slot %u, not outstanding; dropped\n",
+				       cq->cqn, qpn, recv ? "receive" : "send",
+				       idx);
 		return -EINVAL;
 	}
 
 	flags = cqe->flags;
-	wc->status = vrnic_wc_status(cqe->status);
+	/* ib_wc_status values (uapi "CQE decoding"). */
+	wc->status = (enum ib_wc_status)vrnic_cqe_wc_status(cqe->status);
 	wc->opcode = vrnic_wc_opcode(cqe->opcode);
 	wc->vendor_err = FIELD_GET(VRNIC_CQE_INFO_VENDOR_ERR_MASK,
 				   le32_to_cpu(cqe->info));
@@ -193,7 +173,7 @@ static int vrnic_cq_decode(struct vrnic_cq *cq, struct vrnic_cqe *cqe,
 	}
 	if (flags & VRNIC_CQE_FLAG_GRH)
 		wc->wc_flags |= IB_WC_GRH;
-	if ((raw & VRNIC_KWRID_RECV) &&
+	if (recv &&
 	    (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)) {
 		switch (cqe->network_hdr_type) {
 		case VRNIC_NET_TYPE_IPV4:

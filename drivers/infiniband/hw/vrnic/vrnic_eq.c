@@ -285,8 +285,9 @@ static void vrnic_aeq_process(struct vrnic_dev *vdev)
 	 * arm below raises the vector again at once.
 	 */
 	for (n = 0; n < aeq->depth; n++) {
-		struct vrnic_aeqe *aeqe = &aeq->ring[aeq->ci & (aeq->depth - 1)];
-		u32 phase = !((aeq->ci >> aeq->log_depth) & 1);
+		struct vrnic_aeqe *aeqe =
+			&aeq->ring[vrnic_idx_slot(aeq->ci, aeq->log_depth)];
+		u32 phase = vrnic_idx_phase(aeq->ci, aeq->log_depth);
 		u32 owner, event;
 
 		/* The device writes the owner word last. */
@@ -392,8 +393,9 @@ static irqreturn_t vrnic_eq_irq_handler(int irq, void *data)
 	unsigned int n;
 
 	for (n = 0; n < VRNIC_EQ_POLL_BUDGET; n++) {
-		struct vrnic_eqe *eqe = &eq->ring[eq->ci & (eq->depth - 1)];
-		u32 phase = !((eq->ci >> eq->log_depth) & 1);
+		struct vrnic_eqe *eqe =
+			&eq->ring[vrnic_idx_slot(eq->ci, eq->log_depth)];
+		u32 phase = vrnic_idx_phase(eq->ci, eq->log_depth);
 		struct vrnic_cq *cq;
 		u32 owner, cqn;
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * vrnic fast registration (interface 1.4, vrnic_hw_defs.h "Fast-registration
- * MRs"): alloc_mr, map_mr_sg and the REG_MR work request, for the kernel's
- * RDMA consumers (nvme-rdma, xprtrdma, iSER, SRP).
+ * vrnic fast registration (vrnic_hw_defs.h "Fast-registration MRs"):
+ * alloc_mr, map_mr_sg and the REG_MR work request, for the kernel's RDMA
+ * consumers (nvme-rdma, xprtrdma, iSER, SRP).
  *
  * Each MR owns a coherent page list of max_num_sg entries. map_mr_sg fills
  * it (ib_sg_to_pages); the device copies it in when the SQ reaches the

@@ -50,45 +50,66 @@ static const struct ib_device_ops vrnic_dev_ops = {
 
 	.add_gid = vrnic_add_gid,
 	.alloc_hw_device_stats = vrnic_alloc_hw_device_stats,
+	.alloc_hw_port_stats = vrnic_alloc_hw_port_stats,
+	.alloc_mr = vrnic_alloc_mr,
+	.alloc_mw = vrnic_alloc_mw,
+	.alloc_pd = vrnic_alloc_pd,
 	.alloc_ucontext = vrnic_alloc_ucontext,
+	.attach_mcast = vrnic_attach_mcast,
+	.create_ah = vrnic_create_ah,
+	.create_cq = vrnic_create_cq,
+	.create_qp = vrnic_create_qp,
+	.create_srq = vrnic_create_srq,
+	.create_user_ah = vrnic_create_ah,
+	.dealloc_mw = vrnic_dealloc_mw,
+	.dealloc_pd = vrnic_dealloc_pd,
 	.dealloc_ucontext = vrnic_dealloc_ucontext,
 	.del_gid = vrnic_del_gid,
+	.dereg_mr = vrnic_dereg_mr,
+	.destroy_ah = vrnic_destroy_ah,
+	.destroy_cq = vrnic_destroy_cq,
+	.destroy_qp = vrnic_destroy_qp,
+	.destroy_srq = vrnic_destroy_srq,
+	.detach_mcast = vrnic_detach_mcast,
 	.disassociate_ucontext = vrnic_disassociate_ucontext,
+	.fill_res_cq_entry = vrnic_fill_res_cq_entry,
+	.fill_res_mr_entry = vrnic_fill_res_mr_entry,
+	.fill_res_qp_entry = vrnic_fill_res_qp_entry,
+	.fill_res_srq_entry = vrnic_fill_res_srq_entry,
 	.get_dev_fw_str = vrnic_get_dev_fw_str,
+	.get_dma_mr = vrnic_get_dma_mr,
 	.get_hw_stats = vrnic_get_hw_stats,
 	.get_link_layer = vrnic_get_link_layer,
 	.get_port_immutable = vrnic_get_port_immutable,
+	.map_mr_sg = vrnic_map_mr_sg,
+	.mmap = vrnic_mmap,
+	.mmap_free = vrnic_mmap_free,
+	.modify_cq = vrnic_modify_cq,
+	.modify_qp = vrnic_modify_qp,
+	.modify_srq = vrnic_modify_srq,
+	.poll_cq = vrnic_poll_cq,
+	.post_recv = vrnic_post_recv,
+	.post_send = vrnic_post_send,
+	.post_srq_recv = vrnic_post_srq_recv,
 	.query_device = vrnic_query_device,
 	.query_pkey = vrnic_query_pkey,
 	.query_port = vrnic_query_port,
+	.query_qp = vrnic_query_qp,
+	.query_srq = vrnic_query_srq,
 	.query_ucontext = vrnic_query_ucontext,
+	.reg_user_mr = vrnic_reg_user_mr,
+	.reg_user_mr_dmabuf = vrnic_reg_user_mr_dmabuf,
+	.req_notify_cq = vrnic_req_notify_cq,
+	.rereg_user_mr = vrnic_rereg_user_mr,
+	.resize_cq = vrnic_resize_cq,
 
-	INIT_RDMA_OBJ_SIZE(ib_ucontext, vrnic_ucontext, ibucontext),
-};
-
-/* UD multicast (interface 1.3). */
-static const struct ib_device_ops vrnic_mcast_ops = {
-	.attach_mcast = vrnic_attach_mcast,
-	.detach_mcast = vrnic_detach_mcast,
-};
-
-/* Memory windows (interface 1.3). */
-static const struct ib_device_ops vrnic_mw_ops = {
-	.alloc_mw = vrnic_alloc_mw,
-	.dealloc_mw = vrnic_dealloc_mw,
-
+	INIT_RDMA_OBJ_SIZE(ib_ah, vrnic_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, vrnic_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_mw, vrnic_mw, ibmw),
-};
-
-/* Fast registration (interface 1.4): the kernel's FRWR consumers. */
-static const struct ib_device_ops vrnic_frmr_ops = {
-	.alloc_mr = vrnic_alloc_mr,
-	.map_mr_sg = vrnic_map_mr_sg,
-};
-
-/* CQ event moderation (interface 1.5): ibv_modify_cq and the kernel's DIM. */
-static const struct ib_device_ops vrnic_cq_mod_ops = {
-	.modify_cq = vrnic_modify_cq,
+	INIT_RDMA_OBJ_SIZE(ib_pd, vrnic_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, vrnic_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, vrnic_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, vrnic_ucontext, ibucontext),
 };
 
 /* On-demand paging (VRNIC_DEVICE_CAP_ON_DEMAND): ibv_advise_mr. */
@@ -124,58 +145,11 @@ static const struct ib_device_ops vrnic_xrc_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, vrnic_xrcd, ibxrcd),
 };
 
-/* Device memory (interface 1.3, when the device has a BAR5): ibv_alloc_dm. */
+/* Device memory (when the device has a BAR5): ibv_alloc_dm. */
 static const struct ib_device_ops vrnic_dm_ops = {
 	.alloc_dm = vrnic_alloc_dm,
 	.dealloc_dm = vrnic_dealloc_dm,
 	.reg_dm_mr = vrnic_reg_dm_mr,
-};
-
-/* Port counters (interface 1.2): `rdma statistic show link vrnic0/1`. */
-static const struct ib_device_ops vrnic_port_stats_ops = {
-	.alloc_hw_port_stats = vrnic_alloc_hw_port_stats,
-};
-
-/* Objects (interface 1.1): with these ib_mad, ib_cm and rdma_cm attach. */
-static const struct ib_device_ops vrnic_obj_ops = {
-	.alloc_pd = vrnic_alloc_pd,
-	.create_ah = vrnic_create_ah,
-	.create_cq = vrnic_create_cq,
-	.create_qp = vrnic_create_qp,
-	.create_srq = vrnic_create_srq,
-	.create_user_ah = vrnic_create_ah,
-	.dealloc_pd = vrnic_dealloc_pd,
-	.dereg_mr = vrnic_dereg_mr,
-	.destroy_ah = vrnic_destroy_ah,
-	.destroy_cq = vrnic_destroy_cq,
-	.destroy_qp = vrnic_destroy_qp,
-	.destroy_srq = vrnic_destroy_srq,
-	.fill_res_cq_entry = vrnic_fill_res_cq_entry,
-	.fill_res_mr_entry = vrnic_fill_res_mr_entry,
-	.fill_res_qp_entry = vrnic_fill_res_qp_entry,
-	.fill_res_srq_entry = vrnic_fill_res_srq_entry,
-	.get_dma_mr = vrnic_get_dma_mr,
-	.mmap = vrnic_mmap,
-	.mmap_free = vrnic_mmap_free,
-	.modify_qp = vrnic_modify_qp,
-	.modify_srq = vrnic_modify_srq,
-	.poll_cq = vrnic_poll_cq,
-	.post_recv = vrnic_post_recv,
-	.post_send = vrnic_post_send,
-	.post_srq_recv = vrnic_post_srq_recv,
-	.query_qp = vrnic_query_qp,
-	.query_srq = vrnic_query_srq,
-	.reg_user_mr = vrnic_reg_user_mr,
-	.reg_user_mr_dmabuf = vrnic_reg_user_mr_dmabuf,
-	.req_notify_cq = vrnic_req_notify_cq,
-	.rereg_user_mr = vrnic_rereg_user_mr,
-	.resize_cq = vrnic_resize_cq,
-
-	INIT_RDMA_OBJ_SIZE(ib_ah, vrnic_ah, ibah),
-	INIT_RDMA_OBJ_SIZE(ib_cq, vrnic_cq, ibcq),
-	INIT_RDMA_OBJ_SIZE(ib_pd, vrnic_pd, ibpd),
-	INIT_RDMA_OBJ_SIZE(ib_qp, vrnic_qp, ibqp),
-	INIT_RDMA_OBJ_SIZE(ib_srq, vrnic_srq, ibsrq),
 };
 
 /* ---- debugfs: /sys/kernel/debug/vrnic/<pci-bdf>/ ---- */
@@ -447,9 +421,8 @@ static void vrnic_debugfs_init(struct vrnic_dev *vdev)
 			    &vrnic_cmdq_stats_fops);
 	debugfs_create_file("res_count", 0400, vdev->debugfs, vdev,
 			    &vrnic_res_count_fops);
-	if (vdev->has_objects)
-		debugfs_create_file("mr_query", 0600, vdev->debugfs, vdev,
-				    &vrnic_mr_query_fops);
+	debugfs_create_file("mr_query", 0600, vdev->debugfs, vdev,
+			    &vrnic_mr_query_fops);
 }
 
 /* Waits for readers that are still running a file's show(). */
@@ -475,23 +448,15 @@ static int vrnic_check_id(struct vrnic_dev *vdev)
 		return -ENODEV;
 	}
 
+	/*
+	 * One released interface: a later minor may only add what a
+	 * device_caps bit announces, so any minor of major 1 is understood.
+	 */
 	if (major != VRNIC_VERSION_MAJOR) {
 		dev_err(dev, "device interface version %u.%u is not supported (driver speaks %u.x)\n",
 			major, minor, VRNIC_VERSION_MAJOR);
 		return -ENODEV;
 	}
-
-	/* Interface 1.1 added the objects (PD, MR, EQ, CQ, QP, SRQ). */
-	vdev->has_objects = minor >= 1;
-	/* Interface 1.2 added QUERY_PORT_STATS. */
-	vdev->has_port_stats = minor >= 2;
-	vdev->has_mw = minor >= 3;
-	vdev->has_mcast = minor >= 3;
-	vdev->has_frmr = minor >= 4;
-	vdev->has_cq_mod = minor >= 5;
-	if (!vdev->has_objects)
-		dev_warn(dev, "device interface %u.%u has no RDMA objects: the ib_device will only answer queries\n",
-			 major, minor);
 	dev_dbg(dev, "device interface version %u.%u\n", major, minor);
 	return 0;
 }
@@ -583,9 +548,6 @@ static int vrnic_objects_init(struct vrnic_dev *vdev)
 			 vdev->dev_attr.page_size_cap);
 		vdev->pgsz_bitmap = SZ_4K;
 	}
-	if (!vdev->has_objects)
-		return 0;
-
 	if (!(pci_resource_flags(pdev, VRNIC_BAR_DB) & IORESOURCE_MEM) ||
 	    vdev->db_page_shift != ilog2(VRNIC_DB_PAGE_SIZE) ||
 	    !vdev->db_num_pages ||
@@ -633,8 +595,6 @@ err_db_unmap:
 
 static void vrnic_objects_uninit(struct vrnic_dev *vdev)
 {
-	if (!vdev->has_objects)
-		return;
 	vrnic_odp_uninit(vdev);
 	vrnic_eqs_uninit(vdev);
 	vrnic_dm_uninit(vdev);
@@ -832,20 +792,7 @@ static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 	ibdev->dev.parent = &vdev->pdev->dev;
 	strscpy(ibdev->node_desc, "vrnic RoCEv2 RNIC", sizeof(ibdev->node_desc));
 	ib_set_device_ops(ibdev, &vrnic_dev_ops);
-	if (vdev->has_objects)
-		ib_set_device_ops(ibdev, &vrnic_obj_ops);
-	if (vdev->has_port_stats)
-		ib_set_device_ops(ibdev, &vrnic_port_stats_ops);
-	if (vdev->has_mw)
-		ib_set_device_ops(ibdev, &vrnic_mw_ops);
-	if (vdev->has_mcast)
-		ib_set_device_ops(ibdev, &vrnic_mcast_ops);
-	if (vdev->has_frmr)
-		ib_set_device_ops(ibdev, &vrnic_frmr_ops);
-	if (vdev->has_cq_mod) {
-		ib_set_device_ops(ibdev, &vrnic_cq_mod_ops);
-		ibdev->use_cq_dim = cq_dim;
-	}
+	ibdev->use_cq_dim = cq_dim;
 	if (vdev->has_odp)
 		ib_set_device_ops(ibdev, &vrnic_odp_ops);
 	if (vdev->has_raw)

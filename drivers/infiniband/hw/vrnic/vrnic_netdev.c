@@ -9,7 +9,7 @@
  * past that index, so NAPI re-arms after napi_complete_done() and no
  * completion is lost in between.
  *
- * Indices are free-running u16 counters (the ring slot is index & (depth-1)).
+ * Indices are free-running u16 counters (uapi "Rings").
  * tx.pi is written only by ndo_start_xmit (under the netdev TX lock), tx.ci
  * and everything in rx only by the NAPI poll; ndo_open/ndo_stop and
  * ndo_change_mtu touch them while NAPI is disabled and the queue stopped.
@@ -175,7 +175,8 @@ static void vrnic_eth_tx_clean(struct vrnic_eth *eth)
 	struct vrnic_eth_ring *tx = &eth->tx;
 
 	for (; tx->ci != tx->pi; tx->ci++) {
-		struct vrnic_eth_buf *buf = &tx->bufs[tx->ci & (tx->depth - 1)];
+		struct vrnic_eth_buf *buf =
+			&tx->bufs[vrnic_idx_slot(tx->ci, tx->log_depth)];
 
 		dma_unmap_single(eth->dmadev, buf->dma, buf->len,
 				 DMA_TO_DEVICE);
@@ -196,7 +197,7 @@ static void vrnic_eth_tx_complete(struct vrnic_eth *eth, int budget)
 	u16 ci = tx->ci;
 
 	while (ci != pi) {
-		u16 idx = ci & (tx->depth - 1);
+		u16 idx = vrnic_idx_slot(ci, tx->log_depth);
 		struct vrnic_eth_buf *buf = &tx->bufs[idx];
 		u16 status;
 
@@ -245,7 +246,7 @@ static int vrnic_eth_rx(struct vrnic_eth *eth, int budget)
 	int done = 0;
 
 	while (done < budget) {
-		u16 idx = rx->ci & (rx->depth - 1);
+		u16 idx = vrnic_idx_slot(rx->ci, rx->log_depth);
 		struct vrnic_eth_buf *buf = &rx->bufs[idx];
 		struct vrnic_eth_desc *desc = &rx->desc[idx];
 		struct vrnic_eth_buf fresh;
@@ -507,7 +508,7 @@ static netdev_tx_t vrnic_eth_start_xmit(struct sk_buff *skb,
 		goto ring_db;
 	}
 
-	idx = pi & (tx->depth - 1);
+	idx = vrnic_idx_slot(pi, tx->log_depth);
 	buf = &tx->bufs[idx];
 	buf->skb = skb;
 	buf->dma = dma;

@@ -48,9 +48,6 @@ static int vrnic_wqe_opcode(const struct vrnic_qp *qp,
 		return 0;
 	case IB_WR_LOCAL_INV:
 	case IB_WR_REG_MR:
-		/* The kernel invalidates fast-registration MRs only (1.4). */
-		if (!to_vdev(qp->ibqp.device)->has_frmr)
-			return -EINVAL;
 		*opcode = wr->opcode == IB_WR_REG_MR ? VRNIC_WQE_OP_REG_MR :
 						       VRNIC_WQE_OP_LOCAL_INV;
 		return 0;
@@ -135,8 +132,7 @@ static int vrnic_build_send_wqe(struct vrnic_qp *qp,
 	if (opcode == VRNIC_WQE_OP_REG_MR) {
 		err = vrnic_frmr_build_wqe(slot, reg_wr(wr), flags);
 		if (!err)
-			wqe->wr_id = cpu_to_le64(FIELD_PREP(VRNIC_KWRID_IDX_MASK,
-							    qp->sq.pi));
+			wqe->wr_id = cpu_to_le64(qp->sq.pi);
 		return err;
 	}
 	if (wr->num_sge < 0 || (!(wr->send_flags & IB_SEND_INLINE) &&
@@ -156,7 +152,8 @@ static int vrnic_build_send_wqe(struct vrnic_qp *qp,
 		wqe->num_sge = wr->num_sge;
 	}
 
-	wqe->wr_id = cpu_to_le64(FIELD_PREP(VRNIC_KWRID_IDX_MASK, qp->sq.pi));
+	/* The slot index, which the CQE returns (uapi "CQE decoding"). */
+	wqe->wr_id = cpu_to_le64(qp->sq.pi);
 	wqe->opcode = opcode;
 	wqe->flags = flags;
 	wqe->inline_len = cpu_to_le32(inline_len);
@@ -243,7 +240,8 @@ int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			break;
 		}
-		qp->sq.wrid[qp->sq.pi & (qp->sq.depth - 1)] = wr->wr_id;
+		qp->sq.wrid[vrnic_idx_slot(qp->sq.pi, qp->sq.log_depth)] =
+			wr->wr_id;
 		qp->sq.pi++;
 	}
 	if (qp->sq.pi != start)
@@ -261,8 +259,7 @@ static int vrnic_build_recv_wqe(struct vrnic_wq *wq, const struct ib_recv_wr *wr
 		return -EINVAL;
 
 	memset(slot, 0, 1U << wq->wqe_shift);
-	wqe->wr_id = cpu_to_le64(FIELD_PREP(VRNIC_KWRID_IDX_MASK, wq->pi) |
-				 VRNIC_KWRID_RECV);
+	wqe->wr_id = cpu_to_le64(wq->pi);
 	wqe->num_sge = wr->num_sge;
 	vrnic_write_sges(slot + sizeof(*wqe), wr->sg_list, wr->num_sge);
 	return 0;
@@ -295,7 +292,8 @@ int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			*bad_wr = wr;
 			break;
 		}
-		qp->rq.wrid[qp->rq.pi & (qp->rq.depth - 1)] = wr->wr_id;
+		qp->rq.wrid[vrnic_idx_slot(qp->rq.pi, qp->rq.log_depth)] =
+			wr->wr_id;
 		qp->rq.pi++;
 	}
 	if (qp->rq.pi != start)
@@ -326,7 +324,7 @@ int vrnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			*bad_wr = wr;
 			break;
 		}
-		wq->wrid[wq->pi & (wq->depth - 1)] = wr->wr_id;
+		wq->wrid[vrnic_idx_slot(wq->pi, wq->log_depth)] = wr->wr_id;
 		wq->pi++;
 	}
 	if (wq->pi != start)

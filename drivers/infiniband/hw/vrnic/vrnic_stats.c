@@ -2,7 +2,7 @@
 /*
  * vrnic hardware counters for `rdma statistic`: the driver's own admin
  * queue counters (device-wide) and the port's transport counters, which
- * the device keeps and returns with QUERY_PORT_STATS (interface 1.2). The
+ * the device keeps and returns with QUERY_PORT_STATS. The
  * port table's order is the interface's enum vrnic_port_stat, so a value's
  * index is the counter's index in the device's answer.
  */

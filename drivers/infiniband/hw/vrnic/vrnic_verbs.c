@@ -47,14 +47,14 @@ static int vrnic_max_cqe(const struct vrnic_cmd_dev_attr *da)
 static int vrnic_max_send_sge(const struct vrnic_cmd_dev_attr *da)
 {
 	return min_t(u32, da->max_sge,
-		     ((1U << VRNIC_WQE_MAX_SHIFT) - VRNIC_SQ_UD_HDR) /
-		     VRNIC_SGE_SIZE);
+		     vrnic_wqe_sges(VRNIC_WQE_MAX_SHIFT,
+				    vrnic_send_wqe_hdr_len(true)));
 }
 
 static u32 vrnic_max_inline(const struct vrnic_cmd_dev_attr *da)
 {
 	return min_t(u32, da->max_inline_data,
-		     (1U << VRNIC_WQE_MAX_SHIFT) - VRNIC_SQ_UD_HDR);
+		     (1U << VRNIC_WQE_MAX_SHIFT) - vrnic_send_wqe_hdr_len(true));
 }
 
 int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
@@ -99,24 +99,16 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	/*
 	 * No IBK_LOCAL_DMA_LKEY: ib_core registers a DMA MR per PD
 	 * (get_dma_mr) and uses its lkey as pd->local_dma_lkey. Memory
-	 * windows of both types (interface 1.3) and fast-registration MRs
-	 * (1.4; page lists only, no SG_GAPS) share the MR table.
+	 * windows of both types and fast-registration MRs (page lists only,
+	 * no SG_GAPS) share the MR table.
 	 */
-	attr->device_cap_flags = 0;
-	if (to_vdev(ibdev)->has_mw) {
-		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
-					  IB_DEVICE_MEM_WINDOW_TYPE_2B;
-		attr->max_mw = vrnic_attr_int(da->max_mr);
-	}
-	if (to_vdev(ibdev)->has_frmr) {
-		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
-		attr->max_fast_reg_page_list_len = VRNIC_FRMR_MAX_PAGES;
-	}
-	if (to_vdev(ibdev)->has_cq_mod) {
-		attr->cq_caps.max_cq_moderation_count = VRNIC_CQ_MOD_MAX_COUNT;
-		attr->cq_caps.max_cq_moderation_period =
-			VRNIC_CQ_MOD_MAX_PERIOD_US;
-	}
+	attr->device_cap_flags = IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+	attr->max_mw = vrnic_attr_int(da->max_mr);
+	attr->max_fast_reg_page_list_len = VRNIC_FRMR_MAX_PAGES;
+	attr->cq_caps.max_cq_moderation_count = VRNIC_CQ_MOD_MAX_COUNT;
+	attr->cq_caps.max_cq_moderation_period = VRNIC_CQ_MOD_MAX_PERIOD_US;
 	/* IBTA 1.5: ATOMIC WRITE, FLUSH (both placement types). */
 	if (da->device_caps & VRNIC_DEVICE_CAP_ATOMIC_WRITE)
 		attr->device_cap_flags |= IB_DEVICE_ATOMIC_WRITE;
@@ -149,12 +141,10 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;
 	attr->max_dm_size = to_vdev(ibdev)->dm_size;
 	/* Fixed by the interface (uapi "Multicast groups"). */
-	if (to_vdev(ibdev)->has_mcast) {
-		attr->max_mcast_grp = VRNIC_MCAST_MAX_GRP;
-		attr->max_mcast_qp_attach = VRNIC_MCAST_MAX_QP_ATTACH;
-		attr->max_total_mcast_qp_attach = VRNIC_MCAST_MAX_GRP *
-						  VRNIC_MCAST_MAX_QP_ATTACH;
-	}
+	attr->max_mcast_grp = VRNIC_MCAST_MAX_GRP;
+	attr->max_mcast_qp_attach = VRNIC_MCAST_MAX_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = VRNIC_MCAST_MAX_GRP *
+					  VRNIC_MCAST_MAX_QP_ATTACH;
 	return 0;
 }
 
@@ -213,7 +203,7 @@ int vrnic_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
 	if (index)
 		return -EINVAL;
 
-	*pkey = IB_DEFAULT_PKEY_FULL;
+	*pkey = VRNIC_PKEY_DEFAULT;
 	return 0;
 }
 
@@ -241,9 +231,9 @@ void vrnic_get_dev_fw_str(struct ib_device *ibdev, char *str)
 	u64 fw = to_vdev(ibdev)->dev_attr.fw_version;
 
 	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u.%u",
-		 (u32)FIELD_GET(GENMASK_ULL(47, 32), fw),
-		 (u32)FIELD_GET(GENMASK_ULL(31, 16), fw),
-		 (u32)FIELD_GET(GENMASK_ULL(15, 0), fw));
+		 (u32)FIELD_GET(VRNIC_FW_VERSION_MAJOR_MASK, fw),
+		 (u32)FIELD_GET(VRNIC_FW_VERSION_MINOR_MASK, fw),
+		 (u32)FIELD_GET(VRNIC_FW_VERSION_SUB_MINOR_MASK, fw));
 }
 
 /*
@@ -281,9 +271,6 @@ static int vrnic_ucontext_db_init(struct vrnic_dev *vdev,
 	struct vrnic_user_mmap_entry *entry;
 	int page, err;
 
-	/* A device without objects: a context that can only query. */
-	if (!vdev->has_objects)
-		return 0;
 	if (vdev->db_num_pages < 2 ||
 	    (1UL << vdev->db_page_shift) != PAGE_SIZE)
 		return -EOPNOTSUPP;
@@ -1461,11 +1448,10 @@ static int vrnic_qp_type(enum ib_qp_type type, u8 *vtype)
 	}
 }
 
-/* Send WQE bytes before the data: header, plus the UD segment for UD/GSI */
-static u32 vrnic_sq_hdr(enum ib_qp_type type)
+/* UD and GSI send WQEs carry the address segment. */
+static bool vrnic_qp_is_ud(enum ib_qp_type type)
 {
-	return (type == IB_QPT_UD || type == IB_QPT_GSI) ? VRNIC_SQ_UD_HDR :
-							    VRNIC_SQ_HDR;
+	return type == IB_QPT_UD || type == IB_QPT_GSI;
 }
 
 /* Receives go to an SRQ, or (an XRC initiator) there are none: no RQ. */
@@ -1497,9 +1483,10 @@ static void vrnic_qp_grant(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 			   struct vrnic_cmd_qp_params *p, bool no_rq)
 {
 	const struct vrnic_cmd_dev_attr *da = &vdev->dev_attr;
-	u32 sq_room = (1U << p->sq_wqe_shift) - vrnic_sq_hdr(qp->ibqp.qp_type);
+	u32 hdr = vrnic_send_wqe_hdr_len(vrnic_qp_is_ud(qp->ibqp.qp_type));
+	u32 sq_room = (1U << p->sq_wqe_shift) - hdr;
 
-	p->max_send_sge = min_t(u32, sq_room / VRNIC_SGE_SIZE,
+	p->max_send_sge = min_t(u32, vrnic_wqe_sges(p->sq_wqe_shift, hdr),
 				vrnic_max_send_sge(da));
 	p->max_inline = min_t(u32, sq_room, vrnic_max_inline(da));
 	qp->cap.max_send_wr = 1U << p->sq_log_depth;
@@ -1521,6 +1508,7 @@ static int vrnic_wq_init(struct vrnic_wq *wq, void *buf, u8 log_depth,
 {
 	wq->buf = buf;
 	wq->depth = 1U << log_depth;
+	wq->log_depth = log_depth;
 	wq->wqe_shift = wqe_shift;
 	wq->max_sge = max_sge;
 	wq->pi = 0;
@@ -1535,24 +1523,23 @@ static int vrnic_create_kernel_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 {
 	const struct ib_qp_cap *cap = &init_attr->cap;
 	bool no_rq = vrnic_qp_no_rq(init_attr);
+	bool ud = vrnic_qp_is_ud(init_attr->qp_type);
 	u32 sq_bytes, rq_bytes = 0;
 	int err;
 
 	qp->kernel = true;
-	qp->sq_hdr = vrnic_sq_hdr(init_attr->qp_type);
+	qp->sq_hdr = vrnic_send_wqe_hdr_len(ud);
 	p->sq_log_depth = max_t(u32, 1, order_base_2(cap->max_send_wr));
-	p->sq_wqe_shift = max_t(u32, VRNIC_SQ_MIN_SHIFT,
-				order_base_2(qp->sq_hdr +
-					     max_t(u32, cap->max_send_sge *
-						   VRNIC_SGE_SIZE,
-						   cap->max_inline_data)));
+	p->sq_wqe_shift = vrnic_wqe_shift(vrnic_send_wqe_len(ud,
+							     cap->max_send_sge,
+							     cap->max_inline_data),
+					  VRNIC_SQ_WQE_MIN_SHIFT);
 	if (!no_rq) {
 		p->rq_log_depth = max_t(u32, 1,
 					order_base_2(cap->max_recv_wr));
-		p->rq_wqe_shift = max_t(u32, VRNIC_RQ_MIN_SHIFT,
-					order_base_2(VRNIC_RQ_HDR +
-						     cap->max_recv_sge *
-						     VRNIC_SGE_SIZE));
+		p->rq_wqe_shift =
+			vrnic_wqe_shift(vrnic_recv_wqe_len(cap->max_recv_sge),
+					VRNIC_RQ_WQE_MIN_SHIFT);
 	}
 	if (p->sq_wqe_shift > VRNIC_WQE_MAX_SHIFT ||
 	    p->rq_wqe_shift > VRNIC_WQE_MAX_SHIFT)
@@ -1602,7 +1589,7 @@ static int vrnic_create_user_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 {
 	const struct ib_qp_cap *cap = &init_attr->cap;
 	u32 max_log = ilog2(vrnic_max_qp_wr(&vdev->dev_attr));
-	u32 hdr = vrnic_sq_hdr(init_attr->qp_type);
+	bool ud = vrnic_qp_is_ud(init_attr->qp_type);
 	struct vrnic_create_qp_cmd cmd;
 	bool no_rq = vrnic_qp_no_rq(init_attr);
 	u64 sq_bytes, end;
@@ -1620,11 +1607,10 @@ static int vrnic_create_user_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 
 	if (cmd.sq_log_depth < 1 || cmd.sq_log_depth > max_log ||
 	    (1U << cmd.sq_log_depth) < cap->max_send_wr ||
-	    cmd.sq_wqe_shift < VRNIC_SQ_MIN_SHIFT ||
+	    cmd.sq_wqe_shift < VRNIC_SQ_WQE_MIN_SHIFT ||
 	    cmd.sq_wqe_shift > VRNIC_WQE_MAX_SHIFT ||
-	    (1U << cmd.sq_wqe_shift) < hdr + max_t(u32, cap->max_send_sge *
-						    VRNIC_SGE_SIZE,
-						    cap->max_inline_data))
+	    (1ULL << cmd.sq_wqe_shift) <
+	    vrnic_send_wqe_len(ud, cap->max_send_sge, cap->max_inline_data))
 		goto err_inval;
 	sq_bytes = 1ULL << (cmd.sq_log_depth + cmd.sq_wqe_shift);
 	end = sq_bytes;
@@ -2101,10 +2087,10 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 		if (cmd.reserved_b0 || cmd.log_depth < 1 ||
 		    cmd.log_depth > max_log ||
 		    (1U << cmd.log_depth) < attr->max_wr ||
-		    cmd.wqe_shift < VRNIC_RQ_MIN_SHIFT ||
+		    cmd.wqe_shift < VRNIC_RQ_WQE_MIN_SHIFT ||
 		    cmd.wqe_shift > VRNIC_WQE_MAX_SHIFT ||
-		    (1U << cmd.wqe_shift) < VRNIC_RQ_HDR +
-					    attr->max_sge * VRNIC_SGE_SIZE ||
+		    (1ULL << cmd.wqe_shift) <
+		    vrnic_recv_wqe_len(attr->max_sge) ||
 		    cmd.buf_len < (1ULL << (cmd.log_depth + cmd.wqe_shift)))
 			return -EINVAL;
 		p.log_depth = cmd.log_depth;
@@ -2115,10 +2101,8 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 			return err;
 	} else {
 		p.log_depth = max_t(u32, 1, order_base_2(attr->max_wr));
-		p.wqe_shift = max_t(u32, VRNIC_RQ_MIN_SHIFT,
-				    order_base_2(VRNIC_RQ_HDR +
-						 attr->max_sge *
-						 VRNIC_SGE_SIZE));
+		p.wqe_shift = vrnic_wqe_shift(vrnic_recv_wqe_len(attr->max_sge),
+					      VRNIC_RQ_WQE_MIN_SHIFT);
 		err = vrnic_kbuf_alloc(vdev, &srq->kbuf,
 				       1U << (p.log_depth + p.wqe_shift));
 		if (err)
@@ -2128,8 +2112,7 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 			goto err_free_ring;
 		srq->kernel = true;
 	}
-	p.max_sge = min_t(u32, ((1U << p.wqe_shift) - VRNIC_RQ_HDR) /
-			       VRNIC_SGE_SIZE, vrnic_max_recv_sge(da));
+	p.max_sge = vrnic_rq_wqe_sges(da, p.wqe_shift);
 	if (srq->kernel) {
 		err = vrnic_wq_init(&srq->rq, srq->kbuf.va, p.log_depth,
 				    p.wqe_shift, p.max_sge);
