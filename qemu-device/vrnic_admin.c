@@ -32,7 +32,7 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
 
     *result = 0;
     if (!VRNIC_RSVD_ZERO(hdr->rsvd0)) {
-        return VRNIC_AQ_STS_BAD_FIELD;
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
     }
     switch (opcode) {
     case VRNIC_AQ_OP_QUERY_DEVICE:
@@ -44,7 +44,7 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
         const struct vrnic_aq_query *c = (const void *)raw;
 
         if (!VRNIC_RSVD_ZERO(c->rsvd0)) {
-            return VRNIC_AQ_STS_BAD_FIELD;
+            return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
         }
         switch (opcode) {
         case VRNIC_AQ_OP_QUERY_DEVICE:
@@ -65,7 +65,7 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
         const struct vrnic_aq_set_mac *c = (const void *)raw;
 
         if (!VRNIC_RSVD_ZERO(c->rsvd0)) {
-            return VRNIC_AQ_STS_BAD_FIELD;
+            return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
         }
         return vrnic_port_set_mac(core, c);
     }
@@ -73,7 +73,7 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
         const struct vrnic_aq_set_mtu *c = (const void *)raw;
 
         if (!VRNIC_RSVD_ZERO(c->rsvd0)) {
-            return VRNIC_AQ_STS_BAD_FIELD;
+            return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
         }
         return vrnic_port_set_mtu(core, c);
     }
@@ -82,7 +82,7 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
         const struct vrnic_aq_gid *c = (const void *)raw;
 
         if (!VRNIC_RSVD_ZERO(c->rsvd0)) {
-            return VRNIC_AQ_STS_BAD_FIELD;
+            return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "reserved", 0);
         }
         return opcode == VRNIC_AQ_OP_ADD_GID ? vrnic_port_add_gid(core, c) :
                                                vrnic_port_del_gid(core, c);
@@ -151,7 +151,7 @@ static uint8_t vrnic_admin_dispatch(VrnicCore *core, const uint8_t *raw,
     case VRNIC_AQ_OP_DEALLOC_XRCD:
         return vrnic_xrcd_dealloc(core, (const void *)raw);
     default:
-        return VRNIC_AQ_STS_BAD_OPCODE;
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_OPCODE, "opcode", opcode);
     }
 }
 
@@ -213,9 +213,14 @@ void vrnic_admin_process(VrnicCore *core)
         core->aq_cmd_held = false;
         if (status != VRNIC_AQ_STS_OK) {
             result = 0;
+        }
+        if (status != VRNIC_AQ_STS_OK && vrnic_aq_status_guest_error(status)) {
             VRNIC_GUEST_ERR(core, vrnic_err_aq_cmd, "opcode 0x%x id 0x%x: "
                             "status %u", le16_to_cpu(hdr->opcode),
                             le16_to_cpu(hdr->cmd_id), status);
+        } else if (status != VRNIC_AQ_STS_OK) {
+            trace_vrnic_aq_cmd_refused(le16_to_cpu(hdr->opcode),
+                                       le16_to_cpu(hdr->cmd_id), status);
         }
         core->stats.aq_cmds++;
         if (!vrnic_admin_complete(core, aq->ci, le16_to_cpu(hdr->cmd_id),

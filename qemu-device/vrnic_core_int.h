@@ -33,12 +33,51 @@
     } while (0)
 
 /*
- * A command handler refusing a command: a trace line naming the check that
- * failed, then the status. The admin loop reports the failed command once
- * as a guest error (vrnic_err_aq_cmd), so this does not count it again.
+ * Is a command that failed with status the guest's mistake? A malformed
+ * command, or one naming what does not exist or cannot be reached, is. A
+ * well-formed command the device cannot carry out now (a limit reached,
+ * an object busy or in another state) is not: the driver cannot always
+ * know, and hitting a limit is how it learns it.
  */
+static inline bool vrnic_aq_status_guest_error(uint8_t status)
+{
+    return status != VRNIC_AQ_STS_NO_RESOURCES &&
+           status != VRNIC_AQ_STS_BAD_STATE;
+}
+
+/*
+ * A command handler refusing a command: the trace event of the status's
+ * kind, naming the function and the check that failed, then the status.
+ * The admin loop reports the command once (vrnic_admin_process()).
+ */
+static inline uint8_t vrnic_reject(const char *func, uint8_t sts,
+                                   const char *why, uint64_t val)
+{
+    switch (sts) {
+    case VRNIC_AQ_STS_BAD_OPCODE:
+        trace_vrnic_err_cmd_bad_opcode(func, why, val);
+        break;
+    case VRNIC_AQ_STS_BAD_FIELD:
+        trace_vrnic_err_cmd_bad_field(func, why, val);
+        break;
+    case VRNIC_AQ_STS_BAD_INDEX:
+        trace_vrnic_err_cmd_bad_index(func, why, val);
+        break;
+    case VRNIC_AQ_STS_DMA_ERROR:
+        trace_vrnic_err_cmd_dma(func, why, val);
+        break;
+    case VRNIC_AQ_STS_NO_RESOURCES:
+        trace_vrnic_cmd_no_resources(func, why, val);
+        break;
+    default:
+        trace_vrnic_cmd_bad_state(func, why, val);
+        break;
+    }
+    return sts;
+}
+
 #define VRNIC_REJECT(sts, why, val)                                       \
-    (trace_vrnic_cmd_reject(__func__, why, (uint64_t)(val)), (sts))
+    vrnic_reject(__func__, (sts), (why), (uint64_t)(val))
 
 /*
  * A command handler's answer "not done yet": it did a bounded part of the

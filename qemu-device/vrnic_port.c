@@ -22,10 +22,11 @@ static uint8_t vrnic_port_answer(VrnicCore *core, const struct vrnic_aq_query *c
     uint64_t addr = le64_to_cpu(c->resp_addr);
 
     if (le32_to_cpu(c->resp_len) != len) {
-        return VRNIC_AQ_STS_BAD_FIELD;
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "resp_len",
+                            le32_to_cpu(c->resp_len));
     }
     if (!vrnic_dma_write(core, addr, resp, len)) {
-        return VRNIC_AQ_STS_DMA_ERROR;
+        return VRNIC_REJECT(VRNIC_AQ_STS_DMA_ERROR, "resp_addr", addr);
     }
     return VRNIC_AQ_STS_OK;
 }
@@ -80,7 +81,8 @@ uint8_t vrnic_port_query_device(VrnicCore *core, const struct vrnic_aq_query *c)
     };
 
     if (le32_to_cpu(c->index) != 0) {
-        return VRNIC_AQ_STS_BAD_INDEX;
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "index",
+                            le32_to_cpu(c->index));
     }
     vrnic_port_guid(core, a.node_guid);
     vrnic_port_guid(core, a.sys_image_guid);
@@ -100,7 +102,8 @@ uint8_t vrnic_port_query_port(VrnicCore *core, const struct vrnic_aq_query *c)
     };
 
     if (le32_to_cpu(c->index) != VRNIC_PORT_NUM) {
-        return VRNIC_AQ_STS_BAD_INDEX;
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "port",
+                            le32_to_cpu(c->index));
     }
     memcpy(a.mac, core->mac, sizeof(a.mac));
     return vrnic_port_answer(core, c, &a, sizeof(a));
@@ -112,7 +115,7 @@ uint8_t vrnic_port_query_gid(VrnicCore *core, const struct vrnic_aq_query *c)
     struct vrnic_gid_entry e = {};
 
     if (index >= core->cfg.gid_tbl_len) {
-        return VRNIC_AQ_STS_BAD_INDEX;
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "gid index", index);
     }
     memcpy(e.gid, core->gids[index].gid, sizeof(e.gid));
     e.type = cpu_to_le32(core->gids[index].type);
@@ -125,7 +128,8 @@ uint8_t vrnic_port_query_stats(VrnicCore *core,
     struct vrnic_port_stats st = {};
 
     if (le32_to_cpu(c->index) != VRNIC_PORT_NUM) {
-        return VRNIC_AQ_STS_BAD_INDEX;
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "port",
+                            le32_to_cpu(c->index));
     }
     for (unsigned i = 0; i < VRNIC_PORT_STAT_NUM; i++) {
         st.counter[i] = cpu_to_le64(core->stats.port[i]);
@@ -139,7 +143,7 @@ uint8_t vrnic_port_set_mac(VrnicCore *core, const struct vrnic_aq_set_mac *c)
 
     /* A multicast or all-zero source address is never valid. */
     if ((c->mac[0] & 1) || !memcmp(c->mac, zero, sizeof(zero))) {
-        return VRNIC_AQ_STS_BAD_FIELD;
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mac", c->mac[0]);
     }
     memcpy(core->mac, c->mac, sizeof(core->mac));
     core->addr_gen++;
@@ -153,7 +157,7 @@ uint8_t vrnic_port_set_mtu(VrnicCore *core, const struct vrnic_aq_set_mtu *c)
     uint32_t mtu = le32_to_cpu(c->mtu);
 
     if (mtu < VRNIC_MIN_MTU || mtu > core->cfg.max_mtu) {
-        return VRNIC_AQ_STS_BAD_FIELD;
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "mtu", mtu);
     }
     core->mtu = mtu;
     trace_vrnic_set_mtu(mtu);
@@ -166,11 +170,12 @@ uint8_t vrnic_port_add_gid(VrnicCore *core, const struct vrnic_aq_gid *c)
     uint32_t index = le32_to_cpu(c->index);
 
     if (index >= core->cfg.gid_tbl_len) {
-        return VRNIC_AQ_STS_BAD_INDEX;
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "gid index", index);
     }
     if (le32_to_cpu(c->type) != VRNIC_GID_TYPE_ROCE_V2 ||
         !memcmp(c->gid, zero, sizeof(zero))) {
-        return VRNIC_AQ_STS_BAD_FIELD;
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "gid type",
+                            le32_to_cpu(c->type));
     }
     memcpy(core->gids[index].gid, c->gid, sizeof(c->gid));
     core->gids[index].type = VRNIC_GID_TYPE_ROCE_V2;
@@ -185,13 +190,13 @@ uint8_t vrnic_port_del_gid(VrnicCore *core, const struct vrnic_aq_gid *c)
     uint32_t index = le32_to_cpu(c->index);
 
     if (index >= core->cfg.gid_tbl_len) {
-        return VRNIC_AQ_STS_BAD_INDEX;
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "gid index", index);
     }
     if (c->type || memcmp(c->gid, zero, sizeof(zero))) {
-        return VRNIC_AQ_STS_BAD_FIELD;
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "gid type", c->type);
     }
     if (!core->gids[index].type) {
-        return VRNIC_AQ_STS_BAD_STATE;
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_STATE, "gid not set", index);
     }
     memset(&core->gids[index], 0, sizeof(core->gids[index]));
     core->addr_gen++;

@@ -155,6 +155,23 @@ TEST_F(aq, unknown_opcode_fails_with_status)
     ASSERT_EQ(2, f->core.stats.guest_errors);
 }
 
+/*
+ * A malformed command is the guest's mistake; a well-formed one the device
+ * cannot carry out now (BAD_STATE here, NO_RESOURCES in test_mr) is not.
+ */
+TEST_F(aq, only_malformed_commands_are_guest_errors)
+{
+    FakeBus *f = self->f;
+
+    gid_cmd(self->cmd, VRNIC_AQ_OP_DEL_GID, 3, 0);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_STATE, fake_aq_exec(f, self->cmd)->status);
+    ASSERT_EQ(0, f->core.stats.guest_errors);
+    gid_cmd(self->cmd, VRNIC_AQ_OP_DEL_GID, 16, 0);
+    ASSERT_EQ(VRNIC_AQ_STS_BAD_INDEX, fake_aq_exec(f, self->cmd)->status);
+    ASSERT_EQ(1, f->core.stats.guest_errors);
+    ASSERT_EQ(2, f->core.stats.aq_cmds);
+}
+
 TEST_F(aq, reserved_bytes_must_be_zero)
 {
     FakeBus *f = self->f;

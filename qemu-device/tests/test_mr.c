@@ -228,6 +228,8 @@ TEST(pd_and_mr_limits_are_exact)
     }
     ASSERT_EQ(VRNIC_AQ_STS_NO_RESOURCES, reg_mr(f, pds[0], 0, 9, buf, 64,
                                                 &key));
+    /* A limit reached is no guest error (vrnic_aq_status_guest_error()). */
+    ASSERT_EQ(0, f->core.stats.guest_errors);
     ASSERT_EQ(VRNIC_AQ_STS_OK, destroy(f, VRNIC_AQ_OP_DEREG_MR, keys[3]));
     ASSERT_EQ(VRNIC_AQ_STS_OK, reg_mr(f, pds[0], 0, 9, buf, 64, &key));
     ASSERT_EQ(4, key >> 8);
@@ -236,7 +238,7 @@ TEST(pd_and_mr_limits_are_exact)
 }
 
 /*
- * Device memory (interface 1.3): MRs with VRNIC_MR_FLAG_DEVICE_MEM are
+ * Device memory: MRs with VRNIC_MR_FLAG_DEVICE_MEM are
  * windows on the fake bus's devmem buffer (cfg.dm_size bytes).
  */
 #define DM_SIZE (64u << 10)
