@@ -460,8 +460,10 @@ static void vrnic_regs_write(void *opaque, hwaddr addr, uint64_t val,
     vrnic_core_reg_write(&s->core, addr, val);
 }
 
-/* Only aligned 32-bit accesses reach the core; the memory core rejects the
- * rest before our handlers run. */
+/*
+ * Only aligned 32-bit accesses reach the core; the memory core rejects the
+ * rest before our handlers run.
+ */
 static const MemoryRegionOps vrnic_regs_ops = {
     .read = vrnic_regs_read,
     .write = vrnic_regs_write,
@@ -764,8 +766,10 @@ static void vrnic_realize(PCIDevice *pdev, Error **errp)
         pci_register_bar(pdev, VRNIC_BAR_DM, PCI_BASE_ADDRESS_SPACE_MEMORY |
                          PCI_BASE_ADDRESS_MEM_PREFETCH, &s->dm);
     }
-    /* Mark every vector used: msix_notify() drops unused ones silently.
-     * The core never raises a vector >= nvec. */
+    /*
+     * Mark every vector used: msix_notify() drops unused ones silently.
+     * The core never raises a vector >= nvec.
+     */
     for (uint32_t i = 0; i < nvec; i++) {
         msix_vector_use(pdev, i);
     }

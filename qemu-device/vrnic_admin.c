@@ -173,7 +173,8 @@ static bool vrnic_admin_complete(VrnicCore *core, uint16_t ci,
 
     trace_vrnic_aq_done(ci, cmd_id, status, result);
     /* Body first, owner word last: the driver polls the owner word. */
-    if (!vrnic_dma_write(core, slot, &cqe, offsetof(struct vrnic_aq_cqe, owner)) ||
+    if (!vrnic_dma_write(core, slot, &cqe,
+                         offsetof(struct vrnic_aq_cqe, owner)) ||
         !vrnic_dma_write(core, slot + offsetof(struct vrnic_aq_cqe, owner),
                          &owner, sizeof(owner))) {
         vrnic_core_fatal(core, "admin CQ", slot);

@@ -52,16 +52,20 @@ typedef struct VrnicCoreOps {
      * vrnic_core_wire_sent() once that frame has left or was discarded.
      */
     bool (*eth_send)(void *opaque, const uint8_t *frame, size_t len);
-    /* The device clock (ns) and its one timer: vrnic_core_timer() is due at
-     * deadline_ns (a later call replaces the deadline). */
+    /*
+     * The device clock (ns) and its one timer: vrnic_core_timer() is due at
+     * deadline_ns (a later call replaces the deadline).
+     */
     int64_t (*clock_ns)(void *opaque);
     /* The device clock of timestamp CQEs: host real time, ns. */
     int64_t (*wallclock_ns)(void *opaque);
     void (*timer_mod)(void *opaque, int64_t deadline_ns);
 } VrnicCoreOps;
 
-/* Fixed at realize from -device properties; reported through CAP registers
- * and QUERY_DEVICE/QUERY_PORT. */
+/*
+ * Fixed at realize from -device properties; reported through CAP registers
+ * and QUERY_DEVICE/QUERY_PORT.
+ */
 typedef struct VrnicConfig {
     uint8_t mac[6];
     uint32_t num_comp_vectors;
@@ -99,8 +103,10 @@ typedef struct VrnicConfig {
 /* Device memory (BAR5): a 32-bit BAR, so keep it well inside 4 GiB. */
 #define VRNIC_DM_MIN_SIZE       4096
 #define VRNIC_DM_MAX_SIZE       (64u << 20)
-/* Work queue and CQ indices are free-running u16 with the phase in bit
- * log_depth, so a ring has at most 2^15 entries. */
+/*
+ * Work queue and CQ indices are free-running u16 with the phase in bit
+ * log_depth, so a ring has at most 2^15 entries.
+ */
 #define VRNIC_MAX_QUEUE_DEPTH   32768
 
 /*
@@ -181,8 +187,10 @@ typedef struct VrnicObjects {
     VrnicEq eqs[VRNIC_MAX_COMP_VECTORS + 1];
     uint32_t n_pds, n_mrs, n_cqs, n_qps, n_srqs, n_eqs;
     uint32_t n_odp_mrs;     /* of the MRs, on-demand ones */
-    /* Next-fit cursors: a freed number is reused as late as possible, so a
-     * stale key or number is unlikely to name a new object. */
+    /*
+     * Next-fit cursors: a freed number is reused as late as possible, so a
+     * stale key or number is unlikely to name a new object.
+     */
     uint32_t next_pd, next_mr, next_cq, next_qp, next_srq;
     uint32_t qps_pending;   /* QPs with pending set */
     uint32_t qp_cursor;     /* vrnic_qp_process starts at qpn cursor + 1 */

@@ -179,7 +179,8 @@ uint8_t vrnic_odp_invalidate(VrnicCore *core,
                              const struct vrnic_aq_odp_invalidate *c);
 
 /* vrnic_port.c: one handler per port command; each returns a status. */
-uint8_t vrnic_port_query_device(VrnicCore *core, const struct vrnic_aq_query *c);
+uint8_t vrnic_port_query_device(VrnicCore *core,
+                                const struct vrnic_aq_query *c);
 uint8_t vrnic_port_query_port(VrnicCore *core, const struct vrnic_aq_query *c);
 uint8_t vrnic_port_query_gid(VrnicCore *core, const struct vrnic_aq_query *c);
 uint8_t vrnic_port_query_stats(VrnicCore *core,
@@ -246,8 +247,10 @@ uint8_t vrnic_mr_rereg(VrnicCore *core, const struct vrnic_aq_reg_mr *c,
 uint8_t vrnic_mr_dereg(VrnicCore *core, const struct vrnic_aq_destroy *c);
 uint8_t vrnic_mr_query(VrnicCore *core, const struct vrnic_aq_query_mr *c);
 uint32_t vrnic_mr_key(const VrnicCore *core, const VrnicMr *mr);
-/* The live entry of the key table at key's index (MR, window or
- * fast-registration MR, any key byte, any state), or NULL. */
+/*
+ * The live entry of the key table at key's index (MR, window or
+ * fast-registration MR, any key byte, any state), or NULL.
+ */
 VrnicMr *vrnic_key_entry(VrnicCore *core, uint32_t key);
 uint8_t vrnic_key_new(VrnicCore *core, uint32_t pdn, uint8_t key_byte,
                       VrnicMr **out);
@@ -309,8 +312,10 @@ void vrnic_cq_timer(VrnicCore *core, int64_t now);
 uint8_t vrnic_cq_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c);
 void vrnic_cq_arm_db(VrnicCore *core, uint32_t page, bool solicited,
                      uint32_t cqn, uint16_t ci);
-/* Write one CQE (host-order fields; phase and endianness are done here).
- * False when the CQ is stopped (it was, or it just overran). */
+/*
+ * Write one CQE (host-order fields; phase and endianness are done here).
+ * False when the CQ is stopped (it was, or it just overran).
+ */
 bool vrnic_cq_post(VrnicCore *core, uint32_t cqn, const struct vrnic_cqe *cqe);
 void vrnic_cq_process(VrnicCore *core);
 
@@ -330,9 +335,11 @@ uint8_t vrnic_srq_destroy(VrnicCore *core, const struct vrnic_aq_destroy *c);
 void vrnic_wq_db(VrnicCore *core, uint32_t page, uint32_t off, uint32_t qn,
                  uint16_t pi);
 void vrnic_qp_process(VrnicCore *core);
-/* Take the next receive WQE of an SRQ (the transport's receive path):
+/*
+ * Take the next receive WQE of an SRQ (the transport's receive path):
  * copies its first len bytes to buf, advances the SRQ and fires the limit
- * event. False when the SRQ is empty or its ring is unreadable. */
+ * event. False when the SRQ is empty or its ring is unreadable.
+ */
 bool vrnic_srq_take(VrnicCore *core, uint32_t srqn, void *buf, uint32_t len);
 /* A device-detected error on a QP: QP_FATAL event, then ERR (flush). */
 void vrnic_qp_fatal(VrnicCore *core, uint32_t qpn, const char *why);
@@ -429,23 +436,31 @@ struct VrnicXport *vrnic_xport_new(VrnicCore *core);
 void vrnic_xport_free(VrnicQp *qp);
 /* RESET: every transport state back to zero (keeps the allocation). */
 void vrnic_xport_reset(VrnicQp *qp);
-/* The QP is entering ERR: drop requester/responder state; a receive WQE
- * taken from the SRQ for a message in progress completes as flushed. */
+/*
+ * The QP is entering ERR: drop requester/responder state; a receive WQE
+ * taken from the SRQ for a message in progress completes as flushed.
+ */
 void vrnic_xport_err(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
 void vrnic_xport_set_sq_psn(VrnicQp *qp, uint32_t psn);
 void vrnic_xport_set_rq_psn(VrnicQp *qp, uint32_t psn);
-/* Queue bottom half: send what a QP in RTS/SQD has to send (requests and
- * responses), in bounded batches. */
+/*
+ * Queue bottom half: send what a QP in RTS/SQD has to send (requests and
+ * responses), in bounded batches.
+ */
 void vrnic_xport_process(VrnicCore *core, uint32_t qpn, VrnicQp *qp);
 /* Receive WQEs were posted to an RC QP's RQ: credits may be news. */
 void vrnic_resp_rq_posted(VrnicCore *core, VrnicQp *qp);
-/* Ethernet receive path: true when the frame belonged to the RDMA engine
- * (it was consumed or dropped and counted). */
+/*
+ * Ethernet receive path: true when the frame belonged to the RDMA engine
+ * (it was consumed or dropped and counted).
+ */
 bool vrnic_rx_route(VrnicCore *core, const uint8_t *frame, size_t len);
 void vrnic_rx_frame(VrnicCore *core, const uint8_t *frame, size_t len);
 
-/* vrnic_fault.c: frames of one direction (VRNIC_FAULT_DIR_*) through the
- * injector, then on (TX: the wire, RX: vrnic_rx_frame). */
+/*
+ * vrnic_fault.c: frames of one direction (VRNIC_FAULT_DIR_*) through the
+ * injector, then on (TX: the wire, RX: vrnic_rx_frame).
+ */
 void vrnic_fault_init(VrnicCore *core);
 void vrnic_fault_uninit(VrnicCore *core);
 void vrnic_fault_reset(VrnicCore *core);

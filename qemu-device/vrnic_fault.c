@@ -113,7 +113,8 @@ static void vrnic_fault_emit(VrnicCore *core, uint8_t dir, uint8_t *frame,
 }
 
 /* Flip one bit the ICRC covers and does not mask (see the top comment). */
-static void vrnic_fault_corrupt(struct VrnicFault *f, uint8_t *frame, size_t len)
+static void vrnic_fault_corrupt(struct VrnicFault *f, uint8_t *frame,
+                                size_t len)
 {
     size_t ip_off, ip_len, bth, end, pos;
 
@@ -162,8 +163,10 @@ static bool vrnic_fault_hold(VrnicCore *core, uint8_t dir,
     return false;   /* all slots busy: the frame goes out unharmed */
 }
 
-/* Release held frames: reorder countdowns that hit 0 in dir, or (dir 0)
- * every frame whose time has come, oldest first. */
+/*
+ * Release held frames: reorder countdowns that hit 0 in dir, or (dir 0)
+ * every frame whose time has come, oldest first.
+ */
 static void vrnic_fault_release(VrnicCore *core, uint8_t dir, int64_t now)
 {
     struct VrnicFault *f = core->fault;

@@ -17,7 +17,7 @@
 #include "net/eth.h"
 #include "vrnic_icrc.h"
 
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(HOST_X86_64) || defined(HOST_I386)
 #include <immintrin.h>
 
 /*

@@ -53,8 +53,10 @@ unsigned vrnic_crc32_limit(unsigned max);
  */
 uint32_t vrnic_icrc_compute(const uint8_t *ip, size_t ip_len);
 
-/* Smallest ip_len vrnic_icrc_compute() accepts for this IP header, 0 if the
- * version nibble is neither 4 nor 6. */
+/*
+ * Smallest ip_len vrnic_icrc_compute() accepts for this IP header, 0 if the
+ * version nibble is neither 4 nor 6.
+ */
 size_t vrnic_icrc_min_len(const uint8_t *ip);
 
 /* The ICRC stored in the last 4 bytes of the IP packet, and storing one. */

@@ -16,8 +16,10 @@
 #include "qemu/osdep.h"
 #include "vrnic_core_int.h"
 
-/* The rights a window may carry (LOCAL_WRITE is meaningless on it but
- * verbs consumers pass it; it grants nothing remote). */
+/*
+ * The rights a window may carry (LOCAL_WRITE is meaningless on it but
+ * verbs consumers pass it; it grants nothing remote).
+ */
 #define VRNIC_MW_ACCESS \
     (VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_READ | \
      VRNIC_ACCESS_REMOTE_WRITE | VRNIC_ACCESS_REMOTE_ATOMIC)
@@ -171,8 +173,10 @@ bool vrnic_mw_invalidate(VrnicCore *core, uint32_t qpn, uint32_t pdn,
     return true;
 }
 
-/* qpn is being destroyed: no type 2 window may stay reachable through a
- * QP number that a new QP could get. */
+/*
+ * qpn is being destroyed: no type 2 window may stay reachable through a
+ * QP number that a new QP could get.
+ */
 void vrnic_mw_qp_destroyed(VrnicCore *core, uint32_t qpn)
 {
     for (uint32_t i = 1; i <= core->cfg.max_mr; i++) {

@@ -5,9 +5,10 @@
  *
  * Object lifetime and DMA: every command, doorbell-triggered job and CQE
  * write holds the device's lock (MMIO handlers and the core's bottom
- * halves, in the main loop or an IOThread: vrnic.c), never concurrently. A destroy command therefore completes with no
- * DMA to the object in flight, and nothing touches the object's memory after
- * its completion is written: the driver may unpin at once.
+ * halves, in the main loop or an IOThread: vrnic.c), never concurrently.
+ * A destroy command therefore completes with no DMA to the object in
+ * flight, and nothing touches the object's memory after its completion is
+ * written: the driver may unpin at once.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

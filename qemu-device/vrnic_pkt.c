@@ -17,7 +17,8 @@
 #define UDP_HLEN        sizeof(udp_header)
 #define BTH_LEN         sizeof(struct vrnic_bth)
 
-/* ---------------------------------------------------------------------------
+/*
+ * ---------------------------------------------------------------------------
  * Opcode table (IBTA Vol 1 Table 38 and 9.4; compare rxe_opcode.c).
  */
 #define HLEN(h)                                                           \
@@ -48,63 +49,99 @@
 #define XRCH    VRNIC_HDR_XRCETH
 
 /*
- * The SEND and RDMA WRITE opcodes RC, UC and XRC share; x: the headers
- * every request of the transport starts with (XRC: the XRCETH).
+ * RC, UC and XRC share the SEND and RDMA WRITE opcodes, RC and XRC the
+ * other RC operations; XRC requests carry the XRCETH. IBTA 1.5's XRC forms
+ * of FLUSH and ATOMIC WRITE are not implemented.
  */
-#define SEND_WRITE_OPS(tr, x)                                             \
-    OPE(tr, SEND_FIRST, "SEND FIRST", x, SND | F),                        \
-    OPE(tr, SEND_MIDDLE, "SEND MIDDLE", x, SND),                          \
-    OPE(tr, SEND_LAST, "SEND LAST", x, SND | L),                          \
-    OPE(tr, SEND_LAST_IMM, "SEND LAST IMM", x | IMMH, SND | L | IMMF),    \
-    OPE(tr, SEND_ONLY, "SEND ONLY", x, SND | F | L),                      \
-    OPE(tr, SEND_ONLY_IMM, "SEND ONLY IMM", x | IMMH,                     \
-        SND | F | L | IMMF),                                              \
-    OPE(tr, WRITE_FIRST, "RDMA WRITE FIRST", x | RETH, WR | F),           \
-    OPE(tr, WRITE_MIDDLE, "RDMA WRITE MIDDLE", x, WR),                    \
-    OPE(tr, WRITE_LAST, "RDMA WRITE LAST", x, WR | L),                    \
-    OPE(tr, WRITE_LAST_IMM, "RDMA WRITE LAST IMM", x | IMMH,              \
-        WR | L | IMMF),                                                   \
-    OPE(tr, WRITE_ONLY, "RDMA WRITE ONLY", x | RETH, WR | F | L),         \
-    OPE(tr, WRITE_ONLY_IMM, "RDMA WRITE ONLY IMM", x | RETH | IMMH,       \
-        WR | F | L | IMMF)
-
-/*
- * The RC operations but SEND and WRITE (XRC: x = the XRCETH on requests;
- * IBTA 1.5's XRC forms of FLUSH and ATOMIC WRITE are not implemented).
- */
-#define RC_OTHER_OPS(tr, x)                                               \
-    OPE(tr, READ_REQ, "RDMA READ REQUEST", x | RETH,                      \
-        VRNIC_OPF_READ | RQ | F | L),                                     \
-    OPE(tr, READ_RESP_FIRST, "RDMA READ RESPONSE FIRST", VRNIC_HDR_AETH,  \
-        VRNIC_OPF_READ | P | F),                                          \
-    OPE(tr, READ_RESP_MIDDLE, "RDMA READ RESPONSE MIDDLE", 0,             \
-        VRNIC_OPF_READ | P),                                              \
-    OPE(tr, READ_RESP_LAST, "RDMA READ RESPONSE LAST", VRNIC_HDR_AETH,    \
-        VRNIC_OPF_READ | P | L),                                          \
-    OPE(tr, READ_RESP_ONLY, "RDMA READ RESPONSE ONLY", VRNIC_HDR_AETH,    \
-        VRNIC_OPF_READ | P | F | L),                                      \
-    OPE(tr, ACK, "ACKNOWLEDGE", VRNIC_HDR_AETH, VRNIC_OPF_ACK | F | L),   \
-    OPE(tr, ATOMIC_ACK, "ATOMIC ACKNOWLEDGE",                             \
-        VRNIC_HDR_AETH | VRNIC_HDR_ATOMIC_ACK, VRNIC_OPF_ATOMIC | F | L),  \
-    OPE(tr, CMP_SWAP, "CMP_SWAP", x | VRNIC_HDR_ATOMIC,                   \
-        VRNIC_OPF_ATOMIC | RQ | F | L),                                   \
-    OPE(tr, FETCH_ADD, "FETCH_ADD", x | VRNIC_HDR_ATOMIC,                 \
-        VRNIC_OPF_ATOMIC | RQ | F | L),                                   \
-    OPE(tr, SEND_LAST_INV, "SEND LAST INV", x | VRNIC_HDR_IETH,           \
-        SND | L | VRNIC_OPF_INV),                                         \
-    OPE(tr, SEND_ONLY_INV, "SEND ONLY INV", x | VRNIC_HDR_IETH,           \
-        SND | F | L | VRNIC_OPF_INV)
-
 static const VrnicOpInfo vrnic_opcodes[256] = {
-    SEND_WRITE_OPS(RC, 0),
-    RC_OTHER_OPS(RC, 0),
+    /* RC */
+    OPE(RC, SEND_FIRST, "SEND FIRST", 0, SND | F),
+    OPE(RC, SEND_MIDDLE, "SEND MIDDLE", 0, SND),
+    OPE(RC, SEND_LAST, "SEND LAST", 0, SND | L),
+    OPE(RC, SEND_LAST_IMM, "SEND LAST IMM", IMMH, SND | L | IMMF),
+    OPE(RC, SEND_ONLY, "SEND ONLY", 0, SND | F | L),
+    OPE(RC, SEND_ONLY_IMM, "SEND ONLY IMM", IMMH, SND | F | L | IMMF),
+    OPE(RC, WRITE_FIRST, "RDMA WRITE FIRST", RETH, WR | F),
+    OPE(RC, WRITE_MIDDLE, "RDMA WRITE MIDDLE", 0, WR),
+    OPE(RC, WRITE_LAST, "RDMA WRITE LAST", 0, WR | L),
+    OPE(RC, WRITE_LAST_IMM, "RDMA WRITE LAST IMM", IMMH, WR | L | IMMF),
+    OPE(RC, WRITE_ONLY, "RDMA WRITE ONLY", RETH, WR | F | L),
+    OPE(RC, WRITE_ONLY_IMM, "RDMA WRITE ONLY IMM", RETH | IMMH,
+        WR | F | L | IMMF),
+    OPE(RC, READ_REQ, "RDMA READ REQUEST", RETH, VRNIC_OPF_READ | RQ | F | L),
+    OPE(RC, READ_RESP_FIRST, "RDMA READ RESPONSE FIRST", VRNIC_HDR_AETH,
+        VRNIC_OPF_READ | P | F),
+    OPE(RC, READ_RESP_MIDDLE, "RDMA READ RESPONSE MIDDLE", 0,
+        VRNIC_OPF_READ | P),
+    OPE(RC, READ_RESP_LAST, "RDMA READ RESPONSE LAST", VRNIC_HDR_AETH,
+        VRNIC_OPF_READ | P | L),
+    OPE(RC, READ_RESP_ONLY, "RDMA READ RESPONSE ONLY", VRNIC_HDR_AETH,
+        VRNIC_OPF_READ | P | F | L),
+    OPE(RC, ACK, "ACKNOWLEDGE", VRNIC_HDR_AETH, VRNIC_OPF_ACK | F | L),
+    OPE(RC, ATOMIC_ACK, "ATOMIC ACKNOWLEDGE",
+        VRNIC_HDR_AETH | VRNIC_HDR_ATOMIC_ACK, VRNIC_OPF_ATOMIC | F | L),
+    OPE(RC, CMP_SWAP, "CMP_SWAP", VRNIC_HDR_ATOMIC,
+        VRNIC_OPF_ATOMIC | RQ | F | L),
+    OPE(RC, FETCH_ADD, "FETCH_ADD", VRNIC_HDR_ATOMIC,
+        VRNIC_OPF_ATOMIC | RQ | F | L),
+    OPE(RC, SEND_LAST_INV, "SEND LAST INV", VRNIC_HDR_IETH,
+        SND | L | VRNIC_OPF_INV),
+    OPE(RC, SEND_ONLY_INV, "SEND ONLY INV", VRNIC_HDR_IETH,
+        SND | F | L | VRNIC_OPF_INV),
     OPE(RC, FLUSH, "FLUSH", VRNIC_HDR_FETH | RETH,
         VRNIC_OPF_RD_ACKED | RQ | F | L),
     OPE(RC, ATOMIC_WRITE, "ATOMIC WRITE", RETH,
         VRNIC_OPF_RD_ACKED | RQ | P | F | L),
-    SEND_WRITE_OPS(UC, 0),
-    SEND_WRITE_OPS(XRC, XRCH),
-    RC_OTHER_OPS(XRC, XRCH),
+    /* UC */
+    OPE(UC, SEND_FIRST, "SEND FIRST", 0, SND | F),
+    OPE(UC, SEND_MIDDLE, "SEND MIDDLE", 0, SND),
+    OPE(UC, SEND_LAST, "SEND LAST", 0, SND | L),
+    OPE(UC, SEND_LAST_IMM, "SEND LAST IMM", IMMH, SND | L | IMMF),
+    OPE(UC, SEND_ONLY, "SEND ONLY", 0, SND | F | L),
+    OPE(UC, SEND_ONLY_IMM, "SEND ONLY IMM", IMMH, SND | F | L | IMMF),
+    OPE(UC, WRITE_FIRST, "RDMA WRITE FIRST", RETH, WR | F),
+    OPE(UC, WRITE_MIDDLE, "RDMA WRITE MIDDLE", 0, WR),
+    OPE(UC, WRITE_LAST, "RDMA WRITE LAST", 0, WR | L),
+    OPE(UC, WRITE_LAST_IMM, "RDMA WRITE LAST IMM", IMMH, WR | L | IMMF),
+    OPE(UC, WRITE_ONLY, "RDMA WRITE ONLY", RETH, WR | F | L),
+    OPE(UC, WRITE_ONLY_IMM, "RDMA WRITE ONLY IMM", RETH | IMMH,
+        WR | F | L | IMMF),
+    /* XRC */
+    OPE(XRC, SEND_FIRST, "SEND FIRST", XRCH, SND | F),
+    OPE(XRC, SEND_MIDDLE, "SEND MIDDLE", XRCH, SND),
+    OPE(XRC, SEND_LAST, "SEND LAST", XRCH, SND | L),
+    OPE(XRC, SEND_LAST_IMM, "SEND LAST IMM", XRCH | IMMH, SND | L | IMMF),
+    OPE(XRC, SEND_ONLY, "SEND ONLY", XRCH, SND | F | L),
+    OPE(XRC, SEND_ONLY_IMM, "SEND ONLY IMM", XRCH | IMMH, SND | F | L | IMMF),
+    OPE(XRC, WRITE_FIRST, "RDMA WRITE FIRST", XRCH | RETH, WR | F),
+    OPE(XRC, WRITE_MIDDLE, "RDMA WRITE MIDDLE", XRCH, WR),
+    OPE(XRC, WRITE_LAST, "RDMA WRITE LAST", XRCH, WR | L),
+    OPE(XRC, WRITE_LAST_IMM, "RDMA WRITE LAST IMM", XRCH | IMMH, WR | L | IMMF),
+    OPE(XRC, WRITE_ONLY, "RDMA WRITE ONLY", XRCH | RETH, WR | F | L),
+    OPE(XRC, WRITE_ONLY_IMM, "RDMA WRITE ONLY IMM", XRCH | RETH | IMMH,
+        WR | F | L | IMMF),
+    OPE(XRC, READ_REQ, "RDMA READ REQUEST", XRCH | RETH,
+        VRNIC_OPF_READ | RQ | F | L),
+    OPE(XRC, READ_RESP_FIRST, "RDMA READ RESPONSE FIRST", VRNIC_HDR_AETH,
+        VRNIC_OPF_READ | P | F),
+    OPE(XRC, READ_RESP_MIDDLE, "RDMA READ RESPONSE MIDDLE", 0,
+        VRNIC_OPF_READ | P),
+    OPE(XRC, READ_RESP_LAST, "RDMA READ RESPONSE LAST", VRNIC_HDR_AETH,
+        VRNIC_OPF_READ | P | L),
+    OPE(XRC, READ_RESP_ONLY, "RDMA READ RESPONSE ONLY", VRNIC_HDR_AETH,
+        VRNIC_OPF_READ | P | F | L),
+    OPE(XRC, ACK, "ACKNOWLEDGE", VRNIC_HDR_AETH, VRNIC_OPF_ACK | F | L),
+    OPE(XRC, ATOMIC_ACK, "ATOMIC ACKNOWLEDGE",
+        VRNIC_HDR_AETH | VRNIC_HDR_ATOMIC_ACK, VRNIC_OPF_ATOMIC | F | L),
+    OPE(XRC, CMP_SWAP, "CMP_SWAP", XRCH | VRNIC_HDR_ATOMIC,
+        VRNIC_OPF_ATOMIC | RQ | F | L),
+    OPE(XRC, FETCH_ADD, "FETCH_ADD", XRCH | VRNIC_HDR_ATOMIC,
+        VRNIC_OPF_ATOMIC | RQ | F | L),
+    OPE(XRC, SEND_LAST_INV, "SEND LAST INV", XRCH | VRNIC_HDR_IETH,
+        SND | L | VRNIC_OPF_INV),
+    OPE(XRC, SEND_ONLY_INV, "SEND ONLY INV", XRCH | VRNIC_HDR_IETH,
+        SND | F | L | VRNIC_OPF_INV),
+    /* UD */
     OPE(UD, SEND_ONLY, "SEND ONLY", VRNIC_HDR_DETH, SND | F | L),
     OPE(UD, SEND_ONLY_IMM, "SEND ONLY IMM", VRNIC_HDR_DETH | IMMH,
         SND | F | L | IMMF),
@@ -171,7 +208,8 @@ unsigned vrnic_pkt_hdr_offset(uint8_t opcode, unsigned hdr)
     return off;
 }
 
-/* ---------------------------------------------------------------------------
+/*
+ * ---------------------------------------------------------------------------
  * Small helpers.
  */
 static const uint8_t vrnic_v4mapped_prefix[12] = {
@@ -283,7 +321,8 @@ bool vrnic_pkt_err_is_foreign(VrnicPktErr err)
            err == VRNIC_PKT_ERR_NOT_UDP || err == VRNIC_PKT_ERR_UDP_PORT;
 }
 
-/* ---------------------------------------------------------------------------
+/*
+ * ---------------------------------------------------------------------------
  * Parser.
  */
 static void parse_ext(const uint8_t *bth_p, const VrnicOpInfo *op,
@@ -523,8 +562,10 @@ static VrnicPktErr parse_bth(const struct vrnic_bth *bth, uint32_t udp_len,
     if (udp_len < UDP_HLEN + op->hdr_len + VRNIC_ICRC_SIZE) {
         return VRNIC_PKT_ERR_HDR_LEN;
     }
-    /* Payload + pad: 4-byte aligned (headers all are), none without a
-     * payload, and the pad no longer than what follows the headers. */
+    /*
+     * Payload + pad: 4-byte aligned (headers all are), none without a
+     * payload, and the pad no longer than what follows the headers.
+     */
     *rest = udp_len - UDP_HLEN - op->hdr_len - VRNIC_ICRC_SIZE;
     p->hdr.bth.pad = VRNIC_FIELD_GET(VRNIC_BTH_PAD_MASK, bth->flags);
     if (*rest % 4 || (!(op->flags & VRNIC_OPF_PAYLOAD) &&
@@ -612,7 +653,8 @@ void vrnic_pkt_grh(const uint8_t *frame, const VrnicPkt *pkt,
     }
 }
 
-/* ---------------------------------------------------------------------------
+/*
+ * ---------------------------------------------------------------------------
  * Builder.
  */
 static uint32_t build_pad(uint32_t payload_len)
@@ -709,8 +751,10 @@ bool vrnic_pkt_tmpl_init(VrnicPktTmpl *t, const VrnicPktAddr *av)
     udp_header udp = {
         .uh_sport = cpu_to_be16(av->udp_sport),
         .uh_dport = cpu_to_be16(VRNIC_ROCE_UDP_DPORT),
-        /* 0 = no checksum: legal for RoCEv2 on IPv4 and IPv6 (rxe does
-         * the same); the ICRC protects the datagram end to end. */
+        /*
+         * 0 = no checksum: legal for RoCEv2 on IPv4 and IPv6 (rxe does
+         * the same); the ICRC protects the datagram end to end.
+         */
         .uh_sum = 0,
     };
 

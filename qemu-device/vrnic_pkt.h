@@ -32,7 +32,8 @@
 #define VRNIC_IB_QPN_MASK       VRNIC_GENMASK(23, 0)
 #define VRNIC_GRH_LEN           40      /* the UD receive buffer's GRH area */
 
-/* ---------------------------------------------------------------------------
+/*
+ * ---------------------------------------------------------------------------
  * Wire headers, big-endian. Ethernet, IPv4, IPv6 and UDP are QEMU's
  * (net/eth.h: struct eth_header, ip_header, ip6_header, udp_header). Only
  * ip_header is packed there, and the others sit at any offset in a frame,
@@ -159,7 +160,8 @@ struct vrnic_deth {
 } __attribute__((packed));
 static_assert(sizeof(struct vrnic_deth) == 8, "vrnic_deth");
 
-/* ---------------------------------------------------------------------------
+/*
+ * ---------------------------------------------------------------------------
  * Opcodes (IBTA Table 38): transport in bits 7:5, operation in 4:0.
  */
 #define VRNIC_IB_TRANSPORT_MASK VRNIC_GENMASK(7, 5)
@@ -244,16 +246,21 @@ typedef struct VrnicOpInfo {
     uint8_t hdr_len;                /* BTH + extension headers */
 } VrnicOpInfo;
 
-/* The opcode's description, NULL for an opcode vrnic does not implement
- * (RD, reserved, CNP, manufacturer-specific). */
+/*
+ * The opcode's description, NULL for an opcode vrnic does not implement
+ * (RD, reserved, CNP, manufacturer-specific).
+ */
 const VrnicOpInfo *vrnic_pkt_opinfo(uint8_t opcode);
 /* Size of one extension header (a single VRNIC_HDR_* bit). */
 unsigned vrnic_pkt_hdr_size(unsigned hdr);
-/* Offset of extension header hdr from the start of the BTH, or 0 if the
- * opcode does not carry it (or is unknown). */
+/*
+ * Offset of extension header hdr from the start of the BTH, or 0 if the
+ * opcode does not carry it (or is unknown).
+ */
 unsigned vrnic_pkt_hdr_offset(uint8_t opcode, unsigned hdr);
 
-/* ---------------------------------------------------------------------------
+/*
+ * ---------------------------------------------------------------------------
  * Decoded (host-order) headers: the builder's input, the parser's output.
  * Only the members of the headers the opcode carries are used/filled.
  */
@@ -295,8 +302,10 @@ typedef struct VrnicPktHdrs {
         uint32_t msn;
     } aeth;
     uint64_t atomic_orig;           /* AtomicAckETH */
-    /* ImmDt: the 4 wire bytes read big-endian. The verbs imm_data (__be32,
-     * opaque) is their network-order copy: imm_data = htobe32(imm). */
+    /*
+     * ImmDt: the 4 wire bytes read big-endian. The verbs imm_data (__be32,
+     * opaque) is their network-order copy: imm_data = htobe32(imm).
+     */
     uint32_t imm;
     uint32_t ieth_rkey;
 } VrnicPktHdrs;
@@ -339,8 +348,8 @@ typedef enum VrnicPktErr {
     /* Not RoCEv2 at all: the frame belongs to the Ethernet function. */
     VRNIC_PKT_ERR_RUNT,             /* too short to show a UDP dst port */
     VRNIC_PKT_ERR_NOT_IP,           /* Ethertype neither IPv4 nor IPv6 */
-    VRNIC_PKT_ERR_NOT_UDP,          /* IP protocol / next header not UDP,
-                                     * or an IPv4 non-first fragment */
+    /* IP protocol / next header not UDP, or an IPv4 non-first fragment */
+    VRNIC_PKT_ERR_NOT_UDP,
     VRNIC_PKT_ERR_UDP_PORT,         /* UDP destination port not 4791 */
     /* RoCEv2 (or claiming to be), malformed: drop and count. */
     VRNIC_PKT_ERR_TRUNCATED,        /* frame ends before what headers claim */
@@ -351,10 +360,10 @@ typedef enum VrnicPktErr {
     VRNIC_PKT_ERR_UDP_CSUM,         /* non-zero UDP checksum that is wrong */
     VRNIC_PKT_ERR_TVER,             /* BTH transport header version not 0 */
     VRNIC_PKT_ERR_OPCODE,           /* opcode not implemented */
-    VRNIC_PKT_ERR_HDR_LEN,          /* BTH (+ ext headers) + ICRC do not
-                                     * fit in the UDP payload */
-    VRNIC_PKT_ERR_PAD,              /* pad count vs payload, payload on an
-                                     * opcode without one, unaligned */
+    /* BTH (+ ext headers) + ICRC do not fit in the UDP payload */
+    VRNIC_PKT_ERR_HDR_LEN,
+    /* pad count vs payload, payload on an opcode without one, unaligned */
+    VRNIC_PKT_ERR_PAD,
     VRNIC_PKT_ERR_ICRC,
     VRNIC_PKT_ERR__MAX,
 } VrnicPktErr;
@@ -433,11 +442,14 @@ size_t vrnic_pkt_finish(uint8_t *buf, size_t size);
 size_t vrnic_pkt_build(uint8_t *buf, size_t size, const VrnicPktAddr *av,
                        const VrnicPktHdrs *h, const void *payload,
                        uint32_t payload_len);
-/* Frame length vrnic_pkt_build() produces (buffer sizing), 0 if unknown
- * opcode. */
+/*
+ * Frame length vrnic_pkt_build() produces (buffer sizing), 0 if unknown
+ * opcode.
+ */
 size_t vrnic_pkt_frame_len(uint8_t opcode, bool ipv6, uint32_t payload_len);
 
-/* ---------------------------------------------------------------------------
+/*
+ * ---------------------------------------------------------------------------
  * Helpers the transport needs around the codec.
  */
 

@@ -16,7 +16,8 @@
 #define VRNIC_PORT_NUM      1
 
 /* Write a query answer of exactly resp_len bytes to the guest's buffer. */
-static uint8_t vrnic_port_answer(VrnicCore *core, const struct vrnic_aq_query *c,
+static uint8_t vrnic_port_answer(VrnicCore *core,
+                                 const struct vrnic_aq_query *c,
                                  const void *resp, uint32_t len)
 {
     uint64_t addr = le64_to_cpu(c->resp_addr);

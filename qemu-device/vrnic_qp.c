@@ -102,8 +102,10 @@ typedef struct VrnicQpTransition {
     uint32_t opt[T_TGT + 1];
 } VrnicQpTransition;
 
-/* ib_core's qp_state_table restricted to RC/UC/UD/GSI/raw packet/XRC and
- * the attributes the device implements. */
+/*
+ * ib_core's qp_state_table restricted to RC/UC/UD/GSI/raw packet/XRC and
+ * the attributes the device implements.
+ */
 static const VrnicQpTransition vrnic_qp_table[S_ERR + 1][S_ERR + 1] = {
     [S_RST] = {
         [S_RST] = { .valid = true },
@@ -370,8 +372,10 @@ static void vrnic_qp_set_state(uint32_t qpn, VrnicQp *qp, uint8_t state)
     qp->state = state;
 }
 
-/* Entering ERR (or ERR -> ERR, which only flushes): LAST_WQE is posted on
- * the way in, once. */
+/*
+ * Entering ERR (or ERR -> ERR, which only flushes): LAST_WQE is posted on
+ * the way in, once.
+ */
 static void vrnic_qp_enter_err(VrnicCore *core, uint32_t qpn, VrnicQp *qp)
 {
     bool entering = qp->state != VRNIC_QPS_ERR;
@@ -1181,11 +1185,14 @@ void vrnic_wq_db(VrnicCore *core, uint32_t page, uint32_t off, uint32_t qn,
         VrnicQp *qp = vrnic_qp_get(core, qn);
         bool send = off == VRNIC_DB_SQ;
 
+        if (qp) {
+            wq = send ? &qp->sq : &qp->rq;
+        }
         if (!qp || qp->uctx != page) {
             why = "no such QP on this page";
         } else if (qp->state == VRNIC_QPS_RESET) {
             why = "QP in RESET";
-        } else if (!(wq = send ? &qp->sq : &qp->rq)->log_depth) {
+        } else if (!wq->log_depth) {
             why = send ? "QP has no SQ" : "QP has no RQ";
         } else if (!vrnic_wq_pi_ok(wq, pi)) {
             why = "pi out of range";

@@ -15,6 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The host CPU, as QEMU's config-host.h (through osdep.h) names it. */
+#if defined(__x86_64__)
+#define HOST_X86_64 1
+#elif defined(__i386__)
+#define HOST_I386 1
+#endif
+
 #ifndef MIN
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #endif
