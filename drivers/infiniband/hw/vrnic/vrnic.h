@@ -501,6 +501,12 @@ static inline void vrnic_reg_write(struct vrnic_dev *vdev, u32 reg, u32 val)
 	writel(val, vdev->regs + reg);
 }
 
+/* vrnic_debugfs.c */
+void vrnic_debugfs_register(void);
+void vrnic_debugfs_unregister(void);
+void vrnic_debugfs_init(struct vrnic_dev *vdev);
+void vrnic_debugfs_uninit(struct vrnic_dev *vdev);
+
 /* vrnic_eq.c */
 int vrnic_eqs_init(struct vrnic_dev *vdev);
 void vrnic_eqs_uninit(struct vrnic_dev *vdev);
