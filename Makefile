@@ -20,7 +20,7 @@ B := $(CURDIR)/build
 KSFT := $(VRNIC_CACHE)/linux-source-6.12/tools/testing/selftests
 
 .PHONY: all setup qemu module provider selftests unit check demo bench bench-core clean \
-	checkpatch qtest qemu-fuzz
+	checkpatch qtest qemu-fuzz patches
 
 all: qemu module provider selftests unit
 
@@ -210,6 +210,10 @@ demo: setup all
 # perftest, vrnic vs rdma_rxe (not part of check): Documentation/benchmarks.rst
 bench: setup all $(B)/bench/bench_xport $(B)/bin/wire-limit $(B)/bin/wake-limit
 	@tools/bench.sh $(BENCH_ARGS)
+
+# The upstream series (Documentation/upstream.rst) in build/patches/
+patches: setup
+	@tools/patches.sh $(PATCHES_ARGS)
 
 # QEMU's qtests of the device (Documentation/qtest.rst); make check runs them too
 qtest: qemu

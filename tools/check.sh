@@ -71,6 +71,16 @@ step "QEMU qtests (qos-test)"
 "$VRNIC_TOP/tools/qtest.sh" >"$out/qtest.tap" 2>&1
 python3 "$VRNIC_TOP/tools/tap-summary.py" "$out/qtest.tap" | sed '$d'
 
+# The upstream series (Documentation/upstream.rst), made from this checkout:
+# rdma-core's applies to a clean tree and builds the provider there (~1 min).
+step "upstream series: rdma-core"
+{
+	echo "# selftest: upstream/rdma_core"
+	"$VRNIC_TOP/tools/patches.sh" --check 2>&1
+	echo "# selftest-exit: upstream/rdma_core $?"
+} >"$out/upstream-rdma_core.tap"
+python3 "$VRNIC_TOP/tools/tap-summary.py" "$out/upstream-rdma_core.tap" | sed '$d'
+
 # guest RUN_NAME [tools/vm options] -- SUITE_SPEC...
 guest() {
 	local name=$1 opts=()
@@ -103,7 +113,8 @@ pyverbs() {
 
 # 1 GiB: mr_translation registers a 256 MiB MR. --peer-mem: dmabuf_mr's
 # ivshmem exporter (peer memory). pyverbs: rdma-core's whole
-# suite (every module; vendor ones skip themselves) with the default GID.
+# suite (every module; vendor ones skip themselves) with the default GID,
+# libvrnic's own test_vrnic among them.
 guest single -t 1800 -m 1024 --peer-mem 16 -- \
 	"device_attrs:selftests/vrnic/device_attrs.sh" \
 	"query_verbs:build/selftests/vrnic/query_verbs" \
@@ -120,8 +131,7 @@ guest single -t 1800 -m 1024 --peer-mem 16 -- \
 	"gsi:selftests/vrnic/gsi.sh" \
 	"objects:build/selftests/vrnic/objects -T limits_are_exact" \
 	"cq_moderation:build/selftests/vrnic/cq_moderation" \
-	"provider_objects:/usr/bin/python3 drivers/providers/vrnic/tests/test_objects_guest.py vrnic0" \
-	"$(pyverbs suite)" \
+	"$(pyverbs suite --add drivers/providers/vrnic/tests/test_vrnic.py)" \
 	"process_cleanup:selftests/vrnic/process_cleanup.sh" \
 	"module_reload:selftests/vrnic/module_reload.sh" \
 	"harness_vcpu_sched:selftests/harness_vcpu_sched.sh" \

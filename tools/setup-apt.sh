@@ -105,8 +105,8 @@ PKGS=(
 	rdmacm-utils perftest python3-pyverbs
 	# middleware between guests (selftests/vrnic/pair_middleware.sh)
 	ucx-utils openmpi-bin libopenmpi-dev
-	# provider build
-	cmake dpkg-dev
+	# provider build, and rdma-core's own build of it (tools/patches.sh)
+	cmake dpkg-dev libnl-3-dev libnl-route-3-dev
 	# fuzzing the device core (make fuzz): clang's libFuzzer and sanitizer runtimes
 	clang libclang-rt-14-dev
 	# the kernel's RDMA consumers between guests (selftests/vrnic/ulp_*)

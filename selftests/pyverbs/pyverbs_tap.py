@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Run rdma-core's pyverbs test suite against a device and report in TAP.
 
-usage: pyverbs_tap.py [--hugepages N] --dev IBDEV [run_tests.py options]
-                      [module ...]
+usage: pyverbs_tap.py [--hugepages N] [--add FILE]... --dev IBDEV
+                      [run_tests.py options] [module ...]
+--add FILE puts one more test module into the suite, as if rdma-core
+shipped it (libvrnic's drivers/providers/vrnic/tests/test_vrnic.py).
 
 --hugepages N sets the default-size (2 MiB on x86-64) huge page pool,
 /proc/sys/vm/nr_hugepages, to N while the tests run (root only; meant for
@@ -124,6 +126,7 @@ def main():
     # Our own options first; the rest goes to the suite's parser.
     own = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     own.add_argument("--hugepages", type=int, default=0, metavar="N")
+    own.add_argument("--add", action="append", default=[], metavar="FILE")
     opts, rest = own.parse_known_args()
     if opts.hugepages < 0:
         own.error("--hugepages must be >= 0")
@@ -131,14 +134,16 @@ def main():
     if opts.hugepages:
         old_pool, hugepages = set_hugepages(opts.hugepages)
     try:
-        return run(rest, hugepages)
+        return run(rest, hugepages, opts.add)
     finally:
         if old_pool is not None:
             restore_hugepages(old_pool)
 
 
-def run(rest, hugepages):
+def run(rest, hugepages, added):
     top, tests_dir = unpack_suite()
+    for path in added:
+        shutil.copy(path, tests_dir)
     sys.path[:0] = [tests_dir, top]
     from args_parser import parser  # noqa: E402  (the suite's own parser)
 

@@ -15,8 +15,11 @@
 /*
  * The one hardware interface definition, shared with vrnic.ko and the QEMU
  * device: every ring, WQE, CQE and doorbell format used here comes from it.
+ * In rdma-core's tree it sits next to this file, a copy kept equal to the
+ * project's uapi/ (tools/patches.sh checks it); out of tree the Makefile
+ * finds the original.
  */
-#include <vrnic_hw_defs.h>
+#include "vrnic_hw_defs.h"
 
 #include "vrnic-abi.h"
 
