@@ -41,8 +41,15 @@
  */
 static inline bool vrnic_aq_status_guest_error(uint8_t status)
 {
-    return status != VRNIC_AQ_STS_NO_RESOURCES &&
-           status != VRNIC_AQ_STS_BAD_STATE;
+    switch (status) {
+    case VRNIC_AQ_STS_BAD_OPCODE:
+    case VRNIC_AQ_STS_BAD_FIELD:
+    case VRNIC_AQ_STS_BAD_INDEX:
+    case VRNIC_AQ_STS_DMA_ERROR:
+        return true;
+    default:
+        return false;
+    }
 }
 
 /*

@@ -175,7 +175,7 @@ uint8_t vrnic_port_add_gid(VrnicCore *core, const struct vrnic_aq_gid *c)
     }
     if (le32_to_cpu(c->type) != VRNIC_GID_TYPE_ROCE_V2 ||
         !memcmp(c->gid, zero, sizeof(zero))) {
-        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "gid type",
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "gid type or zero gid",
                             le32_to_cpu(c->type));
     }
     memcpy(core->gids[index].gid, c->gid, sizeof(c->gid));
@@ -194,7 +194,8 @@ uint8_t vrnic_port_del_gid(VrnicCore *core, const struct vrnic_aq_gid *c)
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_INDEX, "gid index", index);
     }
     if (c->type || memcmp(c->gid, zero, sizeof(zero))) {
-        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "gid type", c->type);
+        return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "type or gid not 0",
+                            c->type);
     }
     if (!core->gids[index].type) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_STATE, "gid not set", index);

@@ -16,7 +16,7 @@ out="$VRNIC_TOP/build/patches"
 check=0
 while [ $# -gt 0 ]; do
 	case $1 in
-	-o) out=$2; shift 2 ;;
+	-o) [ -n "${2:-}" ] || die "-o needs a directory"; out=$2; shift 2 ;;
 	--check) check=1; shift ;;
 	*) die "usage: tools/patches.sh [--check] [-o DIR]" ;;
 	esac
@@ -140,7 +140,7 @@ check_series() {
 		nok "rdma-core's CMake builds the vrnic provider"; tail -n 30 "$log" | sed 's/^/# /'
 	fi
 	local so
-	so=$(ls "$b"/lib/libvrnic-rdmav*.so 2>/dev/null | head -n 1)
+	so=$(ls "$b"/lib/libvrnic-rdmav*.so 2>/dev/null | head -n 1 || true)
 	if [ -n "$so" ] && LD_LIBRARY_PATH="$b/lib" python3 -c \
 		'import ctypes, os, sys; ctypes.CDLL(sys.argv[1], mode=os.RTLD_NOW)' "$so" \
 		>"$log" 2>&1; then

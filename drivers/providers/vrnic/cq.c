@@ -60,6 +60,7 @@ static inline bool vrnic_cqe_valid(struct vrnic_cq *cq, uint32_t idx)
 {
 	const struct vrnic_cqe *cqe = vrnic_cq_entry(cq, idx);
 	uint32_t info = le32toh(*(const volatile __le32 *)&cqe->info);
+
 	return FIELD_GET(VRNIC_CQE_INFO_PHASE, info) ==
 	       vrnic_idx_phase(idx, cq->log_depth);
 }
@@ -110,7 +111,13 @@ static_assert((int)VRNIC_WC_GENERAL_ERR == (int)IBV_WC_GENERAL_ERR, "");
 
 static enum ibv_wc_opcode vrnic_to_ibv_wc_opcode(uint8_t opcode)
 {
-	return (enum ibv_wc_opcode)vrnic_cqe_wc_opcode(opcode);
+	uint8_t op = vrnic_cqe_wc_opcode(opcode);
+
+	/*
+	 * REG_MR is the kernel's only: a user QP's REG_MR WQE fails, and its
+	 * error completion is the send queue's generic one.
+	 */
+	return op == VRNIC_CQE_OP_REG_MR ? IBV_WC_SEND : (enum ibv_wc_opcode)op;
 }
 
 /*
@@ -347,6 +354,8 @@ static int vrnic_start_poll(struct ibv_cq_ex *ibvcqx,
 	pthread_spin_lock(&cq->lock);
 	err = vrnic_poll_one(cq, &cq->cur, &ibvcqx->wr_id, &status);
 	if (err) {
+		/* No end_poll follows: publish the CQEs dropped on the way. */
+		vrnic_cq_publish_ci(cq);
 		pthread_spin_unlock(&cq->lock);
 		return err;
 	}

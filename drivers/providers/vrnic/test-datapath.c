@@ -589,6 +589,14 @@ static void test_cq_and_rc_post(void)
 		      cq->ci == cq_pi[cq->cqn],
 		      "dropped CQE skipped; unknown receive opcode and status -> RECV, GENERAL_ERR");
 	}
+	/* A user REG_MR WQE's error: the send queue's generic opcode. */
+	CHECK(vrnic_post_send(&qp->vqp.qp, wr, &bad) == 0 && qp->sq.pi == 21,
+	      "post_send in ERR");
+	dev_cqe(cq, qp->qpn, 20, VRNIC_CQE_OP_REG_MR, VRNIC_WC_LOC_QP_OP_ERR, 0);
+	n = vrnic_poll_cq(ibvcq, 8, wc);
+	CHECK(n == 1 && wc[0].opcode == IBV_WC_SEND &&
+	      wc[0].status == IBV_WC_LOC_QP_OP_ERR && qp->sq.ci == 21,
+	      "CQE opcode REG_MR on a user QP -> IBV_WC_SEND");
 
 	n = qp->qpn;
 	CHECK(vrnic_destroy_qp(&qp->vqp.qp) == 0 && !ctx->qp_table[n],
@@ -759,6 +767,13 @@ static void test_wr_api_and_ud(void)
 		CHECK(pthread_spin_trylock(&cq->lock) == 0,
 		      "CQ lock free after ENOENT");
 		pthread_spin_unlock(&cq->lock);
+		/* CQEs dropped by a start_poll that finds nothing are published. */
+		dev_cqe(cq, 0x4444, 0, VRNIC_CQE_OP_SEND, 0, 0);
+		dev_cqe(cq, qp->qpn, 77, VRNIC_CQE_OP_SEND, 0, 0);
+		CHECK(ibv_start_poll(&cq->vcq.cq_ex, &pattr) == ENOENT &&
+		      cq->ci == cq_pi[cq->cqn] &&
+		      le32toh(cq->dbrec->ci) == cq->ci,
+		      "start_poll dropping 2 CQEs: ENOENT, dbrec published");
 		vrnic_destroy_cq(ibv_cq_ex_to_cq(cqx));
 	}
 

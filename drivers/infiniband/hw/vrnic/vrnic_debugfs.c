@@ -7,6 +7,7 @@
  */
 
 #include <linux/debugfs.h>
+#include <linux/dma-mapping.h>
 #include <linux/seq_file.h>
 #include <linux/uaccess.h>
 
