@@ -848,8 +848,9 @@ static_assert(sizeof(struct vrnic_aq_create_eq) == VRNIC_AQ_CMD_SIZE, "create_eq
 /*
  * A CQ posts at most one EQE per arm, so an EQ with at least max_cq entries
  * never overflows; the device's max_cq is at most 2^15 for that reason.
+ * An EQ's index is 16 bits, as every ring's ("Rings").
  */
-#define VRNIC_EQ_MAX_LOG_DEPTH		15
+#define VRNIC_EQ_MAX_LOG_DEPTH		VRNIC_RING_MAX_LOG_DEPTH
 
 /*
  * DESTROY_EQ, DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP, DESTROY_SRQ:
