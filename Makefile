@@ -56,19 +56,19 @@ UNIT_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -Werror -Wno-unused-parameter -Wn
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-Iqemu-device/tests/shim -I$(B)/unit -I$(KSFT)
 
-$(B)/unit/hw/vrnic/trace-hw_vrnic.h: qemu-device/trace-events qemu-device/tests/gen-trace-stub.py
+$(B)/unit/trace/trace-hw_net_vrnic.h: qemu-device/trace-events qemu-device/tests/gen-trace-stub.py
 	@mkdir -p $(dir $@)
 	python3 qemu-device/tests/gen-trace-stub.py $< $@
 
 $(B)/unit/%: qemu-device/tests/%.c qemu-device/tests/fake_bus.c $(CORE_SRCS) \
-		$(B)/unit/hw/vrnic/trace-hw_vrnic.h $(wildcard qemu-device/*.h uapi/*.h qemu-device/tests/*.h)
+		$(B)/unit/trace/trace-hw_net_vrnic.h $(wildcard qemu-device/*.h uapi/*.h qemu-device/tests/*.h)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< qemu-device/tests/fake_bus.c $(CORE_SRCS) -lz
 
 unit: $(UNIT_TESTS) $(B)/bin/icrc-check
 
 # The core's own speed (tests/bench_xport.c): optimised, no sanitizers.
 $(B)/bench/bench_xport: qemu-device/tests/bench_xport.c qemu-device/tests/fake_bus.c \
-		$(CORE_SRCS) $(B)/unit/hw/vrnic/trace-hw_vrnic.h \
+		$(CORE_SRCS) $(B)/unit/trace/trace-hw_net_vrnic.h \
 		$(wildcard qemu-device/*.h uapi/*.h qemu-device/tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
@@ -118,7 +118,7 @@ FUZZ_CFLAGS := -std=gnu11 -g -O2 -fno-omit-frame-pointer $(FUZZ_SAN) -Wall -Wext
 	-I$(FUZZ_DIR)/shim -Iqemu-device/tests/shim -I$(FUZZ_B)
 FUZZ_CORE_OBJS := $(patsubst qemu-device/%.c,$(FUZZ_B)/obj/%.o,$(CORE_SRCS))
 FUZZ_HDRS := $(wildcard qemu-device/*.h uapi/*.h $(FUZZ_DIR)/*.h) \
-	$(FUZZ_B)/hw/vrnic/trace-hw_vrnic.h
+	$(FUZZ_B)/trace/trace-hw_net_vrnic.h
 FUZZ_BINS := $(addprefix $(FUZZ_B)/,$(FUZZ_TARGETS))
 
 .PHONY: fuzz fuzz-build fuzz-regress fuzz-corpus
@@ -128,7 +128,7 @@ FUZZ_BINS := $(addprefix $(FUZZ_B)/,$(FUZZ_TARGETS))
 
 # The unit tests' typed trace stubs, switched by a flag read once instead
 # of a getenv() per event.
-$(FUZZ_B)/hw/vrnic/trace-hw_vrnic.h: $(B)/unit/hw/vrnic/trace-hw_vrnic.h
+$(FUZZ_B)/trace/trace-hw_net_vrnic.h: $(B)/unit/trace/trace-hw_net_vrnic.h
 	@mkdir -p $(dir $@)
 	{ echo 'extern int vrnic_fuzz_trace;'; \
 	  sed 's/if (vrnic_test_trace_on())/if (vrnic_fuzz_trace)/' $<; } >$@
@@ -188,7 +188,7 @@ FUZZ_REC_WRAP := -Wl,--wrap=vrnic_core_reg_write -Wl,--wrap=vrnic_core_db_write 
 FUZZ_RECS := $(patsubst qemu-device/tests/%.c,$(FUZZ_B)/rec/%, \
 	$(wildcard qemu-device/tests/test_*.c))
 $(FUZZ_B)/rec/%: qemu-device/tests/%.c qemu-device/tests/fake_bus.c $(FUZZ_DIR)/record.c \
-		$(CORE_SRCS) $(B)/unit/hw/vrnic/trace-hw_vrnic.h \
+		$(CORE_SRCS) $(B)/unit/trace/trace-hw_net_vrnic.h \
 		$(wildcard qemu-device/*.h uapi/*.h qemu-device/tests/*.h $(FUZZ_DIR)/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -g -O1 -w -Iqemu-device/tests/shim -I$(B)/unit -I$(KSFT) \

@@ -1,1 +1,2 @@
-#include "hw/vrnic/trace-hw_vrnic.h"
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "trace/trace-hw_net_vrnic.h"

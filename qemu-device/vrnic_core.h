@@ -11,7 +11,7 @@
 #ifndef HW_VRNIC_CORE_H
 #define HW_VRNIC_CORE_H
 
-#include "uapi/vrnic_hw_defs.h"
+#include "standard-headers/drivers/net/ethernet/vrnic/vrnic_hw_defs.h"
 #include "vrnic_obj.h"
 
 #include "vrnic_fault.h"

@@ -15,7 +15,7 @@
 #ifndef HW_VRNIC_OBJ_H
 #define HW_VRNIC_OBJ_H
 
-#include "uapi/vrnic_hw_defs.h"
+#include "standard-headers/drivers/net/ethernet/vrnic/vrnic_hw_defs.h"
 
 /*
  * A validated vrnic_mem_desc (see the header): [iova, iova + length) split

@@ -21,7 +21,8 @@
 #ifndef HW_VRNIC_PKT_H
 #define HW_VRNIC_PKT_H
 
-#include "uapi/vrnic_hw_defs.h"     /* VRNIC_BIT, VRNIC_GENMASK, FIELD_* */
+/* VRNIC_BIT, VRNIC_GENMASK, VRNIC_FIELD_* */
+#include "standard-headers/drivers/net/ethernet/vrnic/vrnic_hw_defs.h"
 #include "net/eth.h"
 #include "vrnic_icrc.h"
 

@@ -1,30 +1,24 @@
 #!/usr/bin/env bash
 # Configure (once) and build qemu-system-x86_64 with the vrnic device from
-# this clone. The source tree and build directory are cached in VRNIC_CACHE;
-# only changed device files are recompiled.
+# this clone: QEMU's tree with the vrnic series applied (tools/qemu-tree.sh).
+# The source tree and build directory are cached in VRNIC_CACHE; only
+# changed files are recompiled.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 d=$(qemu_dir)
 src="$d/src"
 build="$d/build"
-[ -e "$src/.vrnic-prepared" ] || die "QEMU source not prepared" "make setup"
+git -C "$src" rev-parse -q --verify "refs/tags/$QEMU_BASE_TAG" >/dev/null ||
+	die "no QEMU source repository in $src" "make setup"
 
 exec 9>"$d/.build.lock"
 flock 9
 
-# The device directory in the cached source tree points at this clone.
-ln -sfn "$VRNIC_TOP/qemu-device" "$src/hw/vrnic"
-# So do vrnic's qtest and libqos driver (Documentation/qtest.rst).
-"$VRNIC_TOP/tools/hook-qemu-tests.sh" "$src"
-# ninja goes by modification times, which mean nothing once the link
-# points at another clone: an older tree there would look built, and the
-# other clone's device would be linked in. So when the clone changes, the
-# device's objects and generated trace files go (ccache rebuilds them).
-stamp="$build/.vrnic-device-clone"
-if [ -e "$stamp" ] && [ "$(cat "$stamp")" != "$VRNIC_TOP" ]; then
-	find "$build" -type f \( -name '*vrnic*.o' -o -path "$build/hw/vrnic/*" \) -delete
-fi
+# The tree QEMU is built from: the release, the vrnic series, the harness's
+# changes (tools/qemu-tree.sh).
+step "QEMU $QEMU_VERSION: the vrnic series (build/patches/qemu/) checked out in $src"
+"$VRNIC_TOP/tools/qemu-tree.sh"
 
 export CCACHE_DIR="$VRNIC_CACHE/ccache"
 if [ ! -e "$build/.vrnic-configured" ]; then
@@ -46,13 +40,12 @@ step "QEMU $QEMU_VERSION: building qemu-system-x86_64 (first build ~10-15 min on
 ninja -C "$build" qemu-system-x86_64 2>&1 | tee "$build/build.log" |
 	awk '/^\[[0-9]+\/[0-9]+\]/ { n++; if (n % 200 == 0) { print "    " $1; fflush() } next } { print; fflush() }'
 [ "${PIPESTATUS[0]}" = 0 ] || die "QEMU build (see $build/build.log)" "make qemu"
-echo "$VRNIC_TOP" >"$stamp"
 # Warnings are errors in our code (QEMU itself builds without -Werror from a
 # release tarball). Drop the objects so the next build recompiles and fails
 # again until the warning is fixed.
-if grep -q 'hw/vrnic/.*warning:' "$build/build.log"; then
-	grep 'hw/vrnic/.*warning:' "$build/build.log" >&2
-	find "$build" -name '*hw_vrnic_*.o' -delete
+if grep -q 'hw/net/vrnic/.*warning:' "$build/build.log"; then
+	grep 'hw/net/vrnic/.*warning:' "$build/build.log" >&2
+	find "$build" -name '*hw_net_vrnic_*.o' -delete
 	die "warnings in qemu-device/ (treated as errors)" "fix them, then: make qemu"
 fi
 mkdir -p "$VRNIC_TOP/build"

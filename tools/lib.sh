@@ -7,6 +7,8 @@ VRNIC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Pinned inputs. Changing one of these selects a new cache directory.
 QEMU_VERSION=10.0.2
 QEMU_SUITE=bookworm-backports
+# The cached QEMU repository's commit of the release, which the series applies to.
+QEMU_BASE_TAG=qemu-$QEMU_VERSION
 RDMA_CORE_SUITE=trixie
 KERNEL_SERIES=6.12
 

@@ -1,29 +1,33 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# The series that put vrnic into its upstream trees (Documentation/upstream.rst).
-# Today: rdma-core's. The series is made fresh from this checkout against the
-# rdma-core source `make setup` unpacked, so it never drifts from the code.
+# The series that put vrnic into its upstream trees (Documentation/upstream.rst):
+# rdma-core's and QEMU's. Each is made fresh from this checkout against the
+# source `make setup` unpacked, so it never drifts from the code.
 #
-#   tools/patches.sh [-o DIR]          write DIR/rdma-core/*.patch (build/patches)
-#   tools/patches.sh --check [-o DIR]  and apply them to a clean copy of that
-#                                      source and build the provider there, as
-#                                      TAP (make check runs this)
+#   tools/patches.sh [-o DIR] [TREE...]          write DIR/TREE/*.patch
+#                                                (build/patches; TREE: rdma-core
+#                                                qemu; default both)
+#   tools/patches.sh --check [-o DIR] [TREE...]  and check each series in its
+#                                                tree, as TAP (make check)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 out="$VRNIC_TOP/build/patches"
 check=0
+trees=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	-o) [ -n "${2:-}" ] || die "-o needs a directory"; out=$2; shift 2 ;;
 	--check) check=1; shift ;;
-	*) die "usage: tools/patches.sh [--check] [-o DIR]" ;;
+	rdma-core | qemu) trees+=("$1"); shift ;;
+	*) die "usage: tools/patches.sh [--check] [-o DIR] [rdma-core|qemu]..." ;;
 	esac
 done
+[ ${#trees[@]} -gt 0 ] || trees=(rdma-core qemu)
 
 rdma_src="$VRNIC_CACHE/rdma-core-$RDMA_CORE_SUITE/src"
-[ -e "$rdma_src/libibverbs/driver.h" ] || die "no rdma-core source in $rdma_src" "make setup"
+qemu_src="$(qemu_dir)/src"
 prov="$VRNIC_TOP/drivers/providers/vrnic"
 # What rdma-core's tree gets of the provider: its library sources and
 # headers and its CMakeLists.txt, not the out-of-tree build or host tests.
@@ -33,13 +37,13 @@ prov_files() {
 }
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"; git -C "$qemu_src" worktree prune 2>/dev/null || true' EXIT
 # The series' author and sign-off: this checkout's git identity.
 who_name=$(git -C "$VRNIC_TOP" config user.name || git -C "$VRNIC_TOP" log -1 --format=%an)
 who_email=$(git -C "$VRNIC_TOP" config user.email || git -C "$VRNIC_TOP" log -1 --format=%ae)
 git_c() { git -C "$1" -c user.name="$who_name" -c user.email="$who_email" "${@:2}"; }
 
-# A scratch git tree of the pristine source, for format-patch and am.
+# A scratch git tree of the pristine rdma-core source, for format-patch and am.
 pristine() {
 	mkdir -p "$1"
 	cp -a "$rdma_src/." "$1/"
@@ -51,13 +55,15 @@ pristine() {
 # insert_after FILE LINE NEW: NEW on a line of its own after the first LINE.
 insert_after() {
 	local f=$1 anchor=$2 new=$3
+	case $anchor in *$'\n'*) die "insert_after: '$anchor' is more than one line" ;; esac
 	grep -qxF -- "$anchor" "$f" || die "$f: no line '$anchor' to add after"
 	awk -v a="$anchor" -v n="$new" '{ print } $0 == a && !done { print n; done = 1 }' \
 		"$f" >"$f.new" && mv "$f.new" "$f"
 }
 
-make_series() {
+make_rdma_core_series() {
 	local t="$work/make"
+	[ -e "$rdma_src/libibverbs/driver.h" ] || die "no rdma-core source in $rdma_src" "make setup"
 	pristine "$t"
 
 	# 1: the uAPI header, as rdma-core carries the kernel's.
@@ -114,7 +120,7 @@ make_series() {
 
 # TAP: the series applies to a clean tree, its copies of the shared headers
 # are this checkout's, and the provider builds there with rdma-core's CMake.
-check_series() {
+check_rdma_core_series() {
 	local t="$work/check" b="$work/check-build" n=0 fail=0 log="$work/build.log"
 	ok() { n=$((n + 1)); echo "ok $n $1"; }
 	nok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
@@ -158,9 +164,265 @@ check_series() {
 	return $fail
 }
 
-make_series
-if [ "$check" = 1 ]; then
-	check_series
-else
-	info "rdma-core series: $out/rdma-core/"
-fi
+
+# ---- QEMU -------------------------------------------------------------------
+# The series is made with git plumbing in a private index on the cached QEMU
+# repository (its release commit, $QEMU_BASE_TAG): no file of the source
+# tree is written. refs/vrnic/series names its last commit, from which
+# tools/qemu-tree.sh makes the tree QEMU is built from.
+qidx="$work/qemu.index"
+q() { GIT_INDEX_FILE=$qidx git -C "$qemu_src" "$@"; }
+q_parent=
+# q_put PATH FILE: PATH in the next commit has FILE's content.
+q_put() {
+	local mode=100644
+	[ -x "$2" ] && mode=100755
+	q update-index --add --cacheinfo "$mode,$(q hash-object -w -- "$2"),$1"
+}
+# q_insert PATH ANCHOR NEW: NEW (one or more lines) after PATH's first line ANCHOR.
+q_insert() {
+	local f="$work/qemu-edit"
+	q show "$q_parent:$1" >"$f"
+	insert_after "$f" "$2" "$3"
+	q_put "$1" "$f"
+}
+# q_insert_before PATH ANCHOR NEW: NEW before PATH's first line ANCHOR.
+q_insert_before() {
+	local f="$work/qemu-edit"
+	case $2 in *$'\n'*) die "q_insert_before: '$2' is more than one line" ;; esac
+	q show "$q_parent:$1" >"$f"
+	grep -qxF -- "$2" "$f" || die "$1: no line '$2' to add before"
+	awk -v a="$2" -v n="$3" '$0 == a && !done { print n; done = 1 } { print }' \
+		"$f" >"$f.new" && mv "$f.new" "$f"
+	q_put "$1" "$f"
+}
+# q_commit: commit the index on q_parent, message on stdin, signed off.
+q_commit() {
+	local msg="$work/qemu-msg" tree
+	{ cat; printf '\nSigned-off-by: %s <%s>\n' "$who_name" "$who_email"; } >"$msg"
+	tree=$(q write-tree)
+	q_parent=$(GIT_AUTHOR_NAME=$who_name GIT_AUTHOR_EMAIL=$who_email \
+		GIT_COMMITTER_NAME=$who_name GIT_COMMITTER_EMAIL=$who_email \
+		q commit-tree "$tree" -p "$q_parent" -F "$msg")
+}
+
+# What QEMU's hw/net/vrnic/ gets: the device (not its host tests, fuzzers
+# or qtests, which have their own places) and the hardware header.
+qemu_device_files() {
+	(cd "$VRNIC_TOP/qemu-device" && ls -- *.c *.h meson.build trace-events)
+}
+
+# The hardware header's place in QEMU: where its update-linux-headers.sh
+# puts headers of Linux drivers (include/standard-headers/<the driver's path>).
+qemu_hw_defs=include/standard-headers/drivers/net/ethernet/vrnic/vrnic_hw_defs.h
+# The header as update-linux-headers.sh's cp_portable converts one: fixed-width
+# C types for the kernel's, standard-headers/linux/types.h for its includes.
+qemu_portable_header() {
+	awk '/^#ifdef __KERNEL__$/ && !done { skip = 1; next }
+	     skip && /^#endif$/ { skip = 0; done = 1
+	                          print "#include \"standard-headers/linux/types.h\""; next }
+	     !skip' "$1" |
+		sed -e 's/__u\([0-9][0-9]*\)/uint\1_t/g' -e 's/__s\([0-9][0-9]*\)/int\1_t/g' \
+		    -e 's/__le\([0-9][0-9]*\)/uint\1_t/g' -e 's/__be\([0-9][0-9]*\)/uint\1_t/g'
+}
+
+make_qemu_series() {
+	local dev="$VRNIC_TOP/qemu-device" f base
+	git -C "$qemu_src" rev-parse -q --verify "refs/tags/$QEMU_BASE_TAG" >/dev/null ||
+		die "no QEMU repository with tag $QEMU_BASE_TAG in $qemu_src" "make setup"
+	base=$(git -C "$qemu_src" rev-parse "refs/tags/$QEMU_BASE_TAG^{commit}")
+	q_parent=$base
+	q read-tree "$base"
+
+	# 1: the hardware header, as QEMU imports headers it shares with Linux.
+	qemu_portable_header "$VRNIC_TOP/uapi/vrnic_hw_defs.h" >"$work/qemu-hw-defs.h"
+	q_put "$qemu_hw_defs" "$work/qemu-hw-defs.h"
+	q_commit <<-'MSG'
+	standard-headers: Add the vrnic hardware interface
+
+	vrnic_hw_defs.h defines the vrnic device's registers, admin commands,
+	rings and completions once, for the device model, its Linux driver
+	(drivers/net/ethernet/vrnic/ in the vrnic kernel series) and its
+	rdma-core provider. It is that header with the portable types
+	scripts/update-linux-headers.sh gives imported headers, until the
+	script can import it from Linux.
+	MSG
+
+	# 2: the device.
+	for f in $(qemu_device_files); do
+		q_put "hw/net/vrnic/$f" "$dev/$f"
+	done
+	q_insert_before hw/net/Kconfig "config RTL8139_PCI" "$(cat "$dev/Kconfig")
+"
+	q_insert hw/net/meson.build "subdir('can')" "subdir('vrnic')"
+	q_insert meson.build "    'hw/net/can'," "    'hw/net/vrnic',"
+	q_insert_before MAINTAINERS "eepro100" "vrnic
+M: $who_name <$who_email>
+S: Maintained
+F: hw/net/vrnic/
+"
+	q_commit <<-'MSG'
+	hw/net/vrnic: Add vrnic, an emulated RoCEv2 RDMA NIC
+
+	vrnic is a PCIe RDMA NIC that speaks RoCEv2 on any netdev: RC, UC and
+	UD transport, an admin queue, event and completion queues in guest
+	memory, memory regions and windows translated with key, PD and access
+	checks, MSI-X. The transport runs in QEMU, so guests get RDMA without
+	an RDMA NIC on the host, and the wire is plain RoCEv2 that Linux's
+	rdma_rxe and Wireshark understand.
+
+	vrnic.c is the QOM and PCI glue; the device itself is a core
+	(vrnic_core.c and the files it calls) that sees guest memory and the
+	wire only through a small bus interface, so it is unit tested and
+	fuzzed outside QEMU.
+	MSG
+
+	# 3: qtests and the libqos driver.
+	q_put tests/qtest/vrnic-test.c "$dev/qtest/vrnic-test.c"
+	q_put tests/qtest/libqos/vrnic.c "$dev/qtest/libqos/vrnic.c"
+	q_put tests/qtest/libqos/vrnic.h "$dev/qtest/libqos/vrnic.h"
+	q_insert tests/qtest/libqos/meson.build "        'virtio-net.c'," "        'vrnic.c',"
+	# After the CONFIG_IP_OCTAL_232 block, one of the same shape.
+	q_insert tests/qtest/meson.build "  qos_test_ss.add(files('ipoctal232-test.c'))" "endif
+if config_all_devices.has_key('CONFIG_VRNIC')
+  qos_test_ss.add(files('vrnic-test.c'))"
+	q_insert MAINTAINERS "F: hw/net/vrnic/" "F: tests/qtest/vrnic-test.c
+F: tests/qtest/libqos/vrnic.*"
+	q_commit <<-'MSG'
+	tests/qtest: Add vrnic tests and a libqos driver
+
+	The libqos driver brings the device up as its driver does: reset,
+	admin queue, async event queue, MSI-X. The qgraph tests check the
+	identity and BARs, the clock page, the admin queue, MSI-X, the async
+	event queue and the Ethernet rings, several also with an IOThread.
+	q35 tests put the device behind a pcie-root-port: DMA aimed at the
+	port's configuration space, DMA to ROM from an IOThread, and unplug
+	with frames still queued in the netdev.
+	MSG
+
+	# 4: generic-fuzz.
+	q_insert tests/qtest/fuzz/generic_fuzz_configs.h '        .objects = "igb",' '    },{
+        .name = "vrnic",
+        .args = "-M q35 -nodefaults -device vrnic",
+        .objects = "vrnic*",'
+	q_commit <<-'MSG'
+	tests/qtest/fuzz: Add a generic-fuzz target for vrnic
+
+	Without a netdev the device drops what it transmits, so the fuzzer
+	exercises the registers, doorbells, admin queue and DMA paths.
+	MSG
+
+	# 5: documentation.
+	q_put docs/system/devices/vrnic.rst "$dev/docs/vrnic.rst"
+	q_insert docs/system/device-emulation.rst "   devices/igb.rst" "   devices/vrnic.rst"
+	q_insert_before MAINTAINERS "F: hw/net/vrnic/" "F: docs/system/devices/vrnic.rst"
+	q_commit <<-'MSG'
+	docs/system: Document the vrnic device
+
+	What the device is, how to connect two guests over one wire, its
+	properties, and how to trace and test it.
+	MSG
+
+	git -C "$qemu_src" update-ref refs/vrnic/series "$q_parent"
+	rm -rf "$out/qemu"
+	mkdir -p "$out/qemu"
+	git -C "$qemu_src" format-patch -q -o "$out/qemu" "$base..$q_parent"
+}
+
+# The steps ninja takes to bring the QEMU build up to date: none but the
+# always-run qemu-version.h (its dependants only when it changed) if the
+# tree checked out has been built. Under the build lock, like make qemu.
+qemu_build_steps() {
+	(
+		flock 9
+		ninja -C "$1" qemu-system-x86_64 tests/qtest/qos-test 2>&1 | grep '^\[[0-9]*/[0-9]*\] '
+	) 9>"$(qemu_dir)/.build.lock"
+}
+
+# TAP: the series applies to QEMU as released with git am, its copy of the
+# hardware header is this checkout's, QEMU's checkpatch passes it, its
+# documentation parses, and the QEMU make check runs is built from it.
+check_qemu_series() {
+	local t="$work/qemu-check" log="$work/qemu-check.log" n=0 fail=0 p e w build
+	build="$(qemu_dir)/build"
+	ok() { n=$((n + 1)); echo "ok $n $1"; }
+	nok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
+	echo "TAP version 13"
+	echo "1..6"
+	git -C "$qemu_src" worktree add -q --detach "$t" "$QEMU_BASE_TAG"
+	if git_c "$t" am -q "$out"/qemu/*.patch >"$log" 2>&1; then
+		ok "QEMU series: $(ls "$out"/qemu/*.patch | wc -l) patches apply to QEMU $QEMU_VERSION (git am)"
+	else
+		nok "QEMU series applies"; sed 's/^/# /' "$log"
+	fi
+	if qemu_portable_header "$VRNIC_TOP/uapi/vrnic_hw_defs.h" | cmp -s - "$t/$qemu_hw_defs"; then
+		ok "$qemu_hw_defs is uapi/vrnic_hw_defs.h with portable types"
+	else
+		nok "the series' $qemu_hw_defs is not uapi/vrnic_hw_defs.h's"
+	fi
+	# "total: E errors, W warnings, L lines checked", one per patch. A patch
+	# adding to include/standard-headers/ gets two reminders: to update
+	# MAINTAINERS (standard-headers/ has its own entry) and to use
+	# update-linux-headers.sh (which cannot import this header yet).
+	: >"$log"
+	for p in "$out"/qemu/*.patch; do
+		(cd "$t" && perl scripts/checkpatch.pl "$p") >"$log.1" 2>&1 || true
+		if grep -q "^+++ b/include/standard-headers/" "$p"; then
+			grep -v -e '^WARNING: added, moved or deleted file(s), does MAINTAINERS need updating?' \
+				-e '^WARNING: added, moved or deleted file(s) imported from Linux, are you using' \
+				"$log.1" | awk '/^total: / { $4 = $4 - 2 "," } { print }'
+		else
+			cat "$log.1"
+		fi >>"$log"
+	done
+	e=$(awk '/^total: / { e += $2 } END { print e + 0 }' "$log")
+	w=$(awk '/^total: / { w += $4 } END { print w + 0 }' "$log")
+	if [ "$(grep -c '^total: ' "$log")" = "$(ls "$out"/qemu/*.patch | wc -l)" ] &&
+	   [ "$e" = 0 ] && [ "$w" = 0 ]; then
+		ok "QEMU's scripts/checkpatch.pl: 0 errors, 0 warnings (but the imported header's two reminders)"
+	else
+		nok "QEMU's scripts/checkpatch.pl: ${e:-?} errors, ${w:-?} warnings"
+		grep -E '^(ERROR|WARNING|#)' "$log" | head -n 40 | sed 's/^/# /'
+	fi
+	if python3 -c 'import docutils.core, sys
+docutils.core.publish_doctree(open(sys.argv[1]).read(), source_path=sys.argv[1],
+                              settings_overrides={"halt_level": 2, "report_level": 2})' \
+		"$t/docs/system/devices/vrnic.rst" >"$log" 2>&1 &&
+	   grep -qx '   devices/vrnic.rst' "$t/docs/system/device-emulation.rst"; then
+		ok "docs/system/devices/vrnic.rst parses and is in the device toctree"
+	else
+		nok "docs/system/devices/vrnic.rst"; sed 's/^/# /' "$log"
+	fi
+	# tools/qemu-tree.sh recorded the series it checked out for the build.
+	if [ "$(git -C "$t" rev-parse 'HEAD^{tree}')" = \
+	     "$(git -C "$qemu_src" rev-parse -q --verify 'refs/vrnic/built-series^{tree}' || true)" ] &&
+	   [ "$(git -C "$qemu_src" rev-parse HEAD)" = \
+	     "$(git -C "$qemu_src" rev-parse -q --verify refs/vrnic/build || true)" ] &&
+	   [ -z "$(git -C "$qemu_src" status --porcelain --untracked-files=no)" ] &&
+	   ! qemu_build_steps "$build" | grep -v '^\[[0-9]*/[0-9]*\] Generating qemu-version.h ' | grep -q .; then
+		ok "the QEMU make check runs is built from this series (and the harness's changes)"
+	else
+		nok "the QEMU in $build is not built from this series: make qemu"
+	fi
+	if "$build/qemu-system-x86_64" -device help 2>&1 | grep -q '^name "vrnic", bus PCI'; then
+		ok "qemu-system-x86_64 -device help lists vrnic"
+	else
+		nok "qemu-system-x86_64 has no vrnic device"
+	fi
+	git -C "$qemu_src" worktree remove --force "$t"
+	return $fail
+}
+
+rc=0
+for tree in "${trees[@]}"; do
+	case $tree in
+	rdma-core) make_rdma_core_series ;;
+	qemu) make_qemu_series ;;
+	esac
+	if [ "$check" = 1 ]; then
+		"check_${tree//-/_}_series" || rc=1
+	else
+		info "$tree series: $out/$tree/"
+	fi
+done
+exit $rc

@@ -21,7 +21,8 @@ target=generic-fuzz-vrnic
 bin="$fbuild/qemu-fuzz-x86_64-target-$target"
 
 build() {
-	[ -e "$src/.vrnic-prepared" ] || die "QEMU source not prepared" "make setup"
+	git -C "$src" rev-parse -q --verify "refs/tags/$QEMU_BASE_TAG" >/dev/null ||
+		die "no QEMU source repository in $src" "make setup"
 	command -v clang >/dev/null || die "no clang" "apt-get install clang"
 	exec 8>"$d/.fuzz-build.lock"
 	flock 8
@@ -31,11 +32,11 @@ build() {
 		info "another ninja is running ($(pgrep -x ninja | tr '\n' ' ')): waiting"
 		sleep 60
 	done
-	# The tree edits go through the main build's lock, like tools/build-qemu.sh.
+	# The tree is checked out under the main build's lock, as
+	# tools/build-qemu.sh does.
 	(
 		flock 9
-		ln -sfn "$VRNIC_TOP/qemu-device" "$src/hw/vrnic"
-		"$VRNIC_TOP/tools/hook-qemu-tests.sh" "$src"
+		"$VRNIC_TOP/tools/qemu-tree.sh"
 	) 9>"$d/.build.lock"
 
 	export CCACHE_DIR="$VRNIC_CACHE/ccache"

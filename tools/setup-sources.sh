@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Fetch and unpack the heavy inputs into VRNIC_CACHE (idempotent, keyed by version):
-#   qemu-<ver>/src        QEMU source with the vrnic device dropped in and
-#                         tools/qemu-patches/ applied
+#   qemu-<ver>/src        QEMU source as a git repository (tools/qemu-tree.sh)
 #   kernel-<krel>/        guest kernel image + modules (depmod'ed, decompressed)
 #   rdma-core-<ver>/      rdma-core source (provider private headers)
 #   linux-source-6.12/    kselftest headers and checkpatch.pl
@@ -13,11 +12,14 @@ exec 9>"$VRNIC_CACHE/.sources.lock"
 flock 9
 
 # ---- QEMU source ---------------------------------------------------------------
+# src is a git repository: QEMU as released, tagged $QEMU_BASE_TAG. The
+# vrnic series and the harness's own changes are commits on top of it,
+# checked out by tools/qemu-tree.sh on every build.
 fetch_qemu() {
 	local d src tarball
 	d=$(qemu_dir)
 	src="$d/src"
-	[ -e "$src/.vrnic-prepared" ] && return 0
+	git -C "$src" rev-parse -q --verify "refs/tags/$QEMU_BASE_TAG" >/dev/null 2>&1 && return 0
 	mkdir -p "$d/dl"
 	tarball="$d/dl/qemu_$QEMU_VERSION+ds.orig.tar.xz"
 	if [ ! -s "$tarball" ]; then
@@ -27,38 +29,19 @@ fetch_qemu() {
 		(cd "$d/dl" && apt-get source --download-only -q "qemu/$QEMU_SUITE" >apt-source.log 2>&1) || true
 		[ -s "$tarball" ] || die "QEMU source download (see $d/dl/apt-source.log)" "make setup"
 	fi
-	step "QEMU $QEMU_VERSION: unpacking"
+	step "QEMU $QEMU_VERSION: unpacking into a git repository"
 	rm -rf "$src" "$src.tmp"
 	mkdir -p "$src.tmp"
 	tar -xf "$tarball" -C "$src.tmp" --strip-components=1
-	# The +ds tarball has no edk2 firmware blobs: skip unpacking them, as Debian does.
-	sed -i 's/^if unpack_edk2_blobs$/if false # vrnic: +ds tarball has no edk2 blobs/' \
-		"$src.tmp/pc-bios/meson.build"
-	grep -q 'vrnic: +ds tarball' "$src.tmp/pc-bios/meson.build" ||
-		die "QEMU: pc-bios/meson.build edk2 skip did not apply" "rm -rf $d/src* && make setup"
-	# Drop the device in: one symlink, one subdir() line, one Kconfig source line.
-	# The symlink is re-pointed at each clone's qemu-device/ by tools/build-qemu.sh.
-	ln -sfn "$VRNIC_TOP/qemu-device" "$src.tmp/hw/vrnic"
-	echo "subdir('vrnic')" >>"$src.tmp/hw/meson.build"
-	echo 'source vrnic/Kconfig' >>"$src.tmp/hw/Kconfig"
-	touch "$src.tmp/.vrnic-prepared"
+	# Every file, .gitignore'd ones too: the tree is the tarball.
+	git -C "$src.tmp" init -q
+	git -C "$src.tmp" add -f -A
+	git -C "$src.tmp" -c user.name=vrnic -c user.email=vrnic@localhost \
+		commit -q -m "QEMU $QEMU_VERSION as released (+ds)"
+	git -C "$src.tmp" tag "$QEMU_BASE_TAG"
 	mv "$src.tmp" "$src"
-}
-
-# The QEMU changes the project carries (tools/qemu-patches/, in order), each
-# applied once, also to a source unpacked before the patch existed.
-patch_qemu() {
-	local src p name
-	src="$(qemu_dir)/src"
-	for p in "$VRNIC_TOP"/tools/qemu-patches/*.patch; do
-		[ -e "$p" ] || continue
-		name=$(basename "$p" .patch)
-		[ -e "$src/.vrnic-patch-$name" ] && continue
-		step "QEMU $QEMU_VERSION: applying $name"
-		(cd "$src" && git apply "$p") ||
-			die "QEMU: $name did not apply" "rm -rf $(qemu_dir)/src* && make setup"
-		touch "$src/.vrnic-patch-$name"
-	done
+	# The build directories were configured against the tree as it was.
+	rm -rf "$d/build" "$d/build-fuzz"
 }
 
 # ---- guest kernel --------------------------------------------------------------
@@ -123,7 +106,6 @@ fetch_linux_source() {
 }
 
 fetch_qemu
-patch_qemu
 fetch_kernel
 fetch_rdma_core
 fetch_linux_source

@@ -14,8 +14,9 @@
  *   configuration space through MMCONFIG.
  *
  * Every expected value comes from the device's interface definition
- * (hw/vrnic/uapi/vrnic_hw_defs.h), from Documentation/programming-reference.rst
- * or from the properties the test gave the device (libqos/vrnic.h).
+ * (standard-headers/drivers/net/ethernet/vrnic/vrnic_hw_defs.h), from its
+ * programming reference or from the properties the test gave the device
+ * (libqos/vrnic.h).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

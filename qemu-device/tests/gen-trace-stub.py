@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate hw/vrnic/trace-hw_vrnic.h for the host unit tests from trace-events.
+"""Generate trace/trace-hw_net_vrnic.h for the host unit tests from trace-events.
 
 Each event becomes a static inline function with QEMU's signature that prints
 the event to stderr when VRNIC_TEST_TRACE is set, so unit tests can show the

@@ -6,7 +6,7 @@
  * owner phase and a cmd_id cookie checked on every completion) and the
  * async event queue. The rules it follows are those of
  * Documentation/programming-reference.rst; the structures are those of
- * hw/vrnic/uapi/vrnic_hw_defs.h.
+ * standard-headers/drivers/net/ethernet/vrnic/vrnic_hw_defs.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

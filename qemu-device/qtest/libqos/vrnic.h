@@ -2,7 +2,8 @@
  * libqos driver for the vrnic PCI function (QEMU's qtest framework).
  *
  * The register, command and ring layouts come from the device's one
- * interface definition, hw/vrnic/uapi/vrnic_hw_defs.h; nothing is
+ * interface definition,
+ * standard-headers/drivers/net/ethernet/vrnic/vrnic_hw_defs.h; nothing is
  * redefined here.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -13,7 +14,7 @@
 #include "qgraph.h"
 #include "pci.h"
 #include "libqos-malloc.h"
-#include "hw/vrnic/uapi/vrnic_hw_defs.h"
+#include "standard-headers/drivers/net/ethernet/vrnic/vrnic_hw_defs.h"
 
 /*
  * The properties the qgraph node gives the device. Tests compare what the
