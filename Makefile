@@ -5,6 +5,7 @@
 #   make check      set up, build, run every test; last line "N passed, N failed"
 #   make demo       set up, build, boot two guests and move data over RDMA
 #   make bench      perftest latency/bandwidth, vrnic vs rdma_rxe (slow)
+#   make deb        Debian packages: vrnic-dkms, vrnic-ibverbs-provider
 # Heavy inputs are cached in VRNIC_CACHE (default ~/.cache/vrnic).
 
 VRNIC_CACHE ?= $(HOME)/.cache/vrnic
@@ -20,7 +21,7 @@ B := $(CURDIR)/build
 KSFT := $(VRNIC_CACHE)/linux-source-6.12/tools/testing/selftests
 
 .PHONY: all setup qemu module provider selftests unit check demo bench bench-core clean \
-	checkpatch qtest qemu-fuzz patches
+	checkpatch qtest qemu-fuzz patches deb
 
 all: qemu module provider selftests unit
 
@@ -210,6 +211,10 @@ demo: setup all
 # perftest, vrnic vs rdma_rxe (not part of check): Documentation/benchmarks.rst
 bench: setup all $(B)/bench/bench_xport $(B)/bin/wire-limit $(B)/bin/wake-limit
 	@tools/bench.sh $(BENCH_ARGS)
+
+# Debian packages of the driver (DKMS) and the provider (Documentation/packages.rst)
+deb: setup
+	@tools/deb.sh
 
 # The upstream series (Documentation/upstream.rst) in build/patches/
 patches: setup

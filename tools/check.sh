@@ -85,6 +85,17 @@ for tree in rdma-core qemu; do
 	python3 "$VRNIC_TOP/tools/tap-summary.py" "$out/upstream-${tree//-/_}.tap" | sed '$d'
 done
 
+# The Debian packages (Documentation/packages.rst): built with
+# dpkg-buildpackage, DKMS builds the driver from vrnic-dkms for the guest
+# kernel, the packaged provider loads (~1 min).
+step "Debian packages"
+{
+	echo "# selftest: packages/deb"
+	"$VRNIC_TOP/tools/deb.sh" --check 2>&1
+	echo "# selftest-exit: packages/deb $?"
+} >"$out/packages-deb.tap"
+python3 "$VRNIC_TOP/tools/tap-summary.py" "$out/packages-deb.tap" | sed '$d'
+
 # guest RUN_NAME [tools/vm options] -- SUITE_SPEC...
 guest() {
 	local name=$1 opts=()
