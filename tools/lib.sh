@@ -34,3 +34,23 @@ guest_kernel_release() {
 
 qemu_dir() { echo "$VRNIC_CACHE/qemu-$QEMU_VERSION"; }
 kernel_dir() { echo "$VRNIC_CACHE/kernel-$1"; }
+
+# The URI of this machine's configured Debian source for SUITE (never a
+# host named here): deb822 .sources first, then one-line .list entries.
+# vrnic.sources, which setup-apt.sh writes from it, does not count.
+configured_uri() {
+	local suite=$1
+	{
+		for f in /etc/apt/sources.list.d/*.sources; do
+			[ -e "$f" ] || continue
+			[ "$f" = /etc/apt/sources.list.d/vrnic.sources ] && continue
+			awk -v s="$suite" '
+				/^[ \t]*$/ { if (uri != "" && hit) print uri; uri=""; hit=0; next }
+				/^URIs:/ { uri=$2 }
+				/^Suites:/ { for (i = 2; i <= NF; i++) if ($i == s) hit=1 }
+				END { if (uri != "" && hit) print uri }' "$f"
+		done
+		cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+			awk -v s="$suite" '$1 == "deb" && $3 == s { print $2 }'
+	} | head -n 1 || true
+}

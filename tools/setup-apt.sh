@@ -12,23 +12,6 @@ set -euo pipefail
 SRC_FILE=/etc/apt/sources.list.d/vrnic.sources
 
 # Print "URI" of the first configured source carrying suite $1 (deb822 or one-line).
-configured_uri() {
-	local suite=$1
-	{
-		for f in /etc/apt/sources.list.d/*.sources; do
-			[ -e "$f" ] || continue
-			[ "$f" = "$SRC_FILE" ] && continue
-			awk -v s="$suite" '
-				/^[ \t]*$/ { if (uri != "" && hit) print uri; uri=""; hit=0; next }
-				/^URIs:/ { uri=$2 }
-				/^Suites:/ { for (i = 2; i <= NF; i++) if ($i == s) hit=1 }
-				END { if (uri != "" && hit) print uri }' "$f"
-		done
-		cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-			awk -v s="$suite" '$1 == "deb" && $3 == s { print $2 }'
-	} | head -n 1 || true
-}
-
 write_sources() {
 	local main sec
 	main=$(configured_uri bookworm)
