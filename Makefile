@@ -61,9 +61,18 @@ $(B)/unit/trace/trace-hw_net_vrnic.h: qemu-device/trace-events qemu-device/tests
 	@mkdir -p $(dir $@)
 	python3 qemu-device/tests/gen-trace-stub.py $< $@
 
-$(B)/unit/%: qemu-device/tests/%.c qemu-device/tests/fake_bus.c $(CORE_SRCS) \
+# The core and the fake bus are compiled once and linked into every test.
+UNIT_CORE_OBJS := $(patsubst qemu-device/%.c,$(B)/unit/obj/%.o,$(CORE_SRCS) qemu-device/tests/fake_bus.c)
+.SECONDARY: $(UNIT_CORE_OBJS)
+
+$(B)/unit/obj/%.o: qemu-device/%.c $(B)/unit/trace/trace-hw_net_vrnic.h \
+		$(wildcard qemu-device/*.h uapi/*.h qemu-device/tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -c -o $@ $<
+
+$(B)/unit/%: qemu-device/tests/%.c $(UNIT_CORE_OBJS) \
 		$(B)/unit/trace/trace-hw_net_vrnic.h $(wildcard qemu-device/*.h uapi/*.h qemu-device/tests/*.h)
-	$(CC) $(UNIT_CFLAGS) -o $@ $< qemu-device/tests/fake_bus.c $(CORE_SRCS) -lz
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_CORE_OBJS) -lz
 
 unit: $(UNIT_TESTS) $(B)/bin/icrc-check
 
