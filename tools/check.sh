@@ -96,6 +96,18 @@ step "Debian packages"
 } >"$out/packages-deb.tap"
 python3 "$VRNIC_TOP/tools/tap-summary.py" "$out/packages-deb.tap" | sed '$d'
 
+# Those packages in VMs of a user's kind (Documentation/own-vm.rst): a
+# Debian 12 disk image with its own kernel, apt install (DKMS builds the
+# driver in the VM), two such VMs run rping and ib_write_bw, apt purge
+# (~7 min; the image is built once, ~5 min).
+step "own VMs: the packages installed and used in Debian 12 VMs"
+{
+	echo "# selftest: packages/own_vm"
+	"$VRNIC_TOP/tools/ownvm.sh" 2>&1
+	echo "# selftest-exit: packages/own_vm $?"
+} >"$out/packages-own_vm.tap"
+python3 "$VRNIC_TOP/tools/tap-summary.py" "$out/packages-own_vm.tap" | sed '$d'
+
 # guest RUN_NAME [tools/vm options] -- SUITE_SPEC...
 guest() {
 	local name=$1 opts=()

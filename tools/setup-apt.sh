@@ -90,8 +90,8 @@ PKGS=(
 	ucx-utils openmpi-bin libopenmpi-dev
 	# provider build, and rdma-core's own build of it (tools/patches.sh)
 	cmake dpkg-dev libnl-3-dev libnl-route-3-dev
-	# the Debian packages (tools/deb.sh)
-	debhelper dh-dkms dkms
+	# the Debian packages (tools/deb.sh) and the own-VM test's image
+	debhelper dh-dkms dkms mmdebstrap e2fsprogs
 	# fuzzing the device core (make fuzz): clang's libFuzzer and sanitizer runtimes
 	clang libclang-rt-14-dev
 	# the kernel's RDMA consumers between guests (selftests/vrnic/ulp_*)
