@@ -1,7 +1,7 @@
 /*
  * vrnic fast-registration MRs: ALLOC_MR, the REG_MR send
  * WQE, and invalidation - LOCAL_INV and SEND with Invalidate - of
- * fast-registration MRs and type 2 windows alike (uapi/vrnic_hw_defs.h,
+ * fast-registration MRs and type 2 windows alike (vrnic_hw_defs.h,
  * "Fast-registration MRs").
  *
  * A fast-registration MR is an entry of the MR key table (frmr set) with

@@ -3,7 +3,7 @@
  * tables, and DMA through the result. Used by MRs and by every queue ring
  * that lives in translated memory (CQs, QPs, SRQs).
  *
- * Rules (uapi/vrnic_hw_defs.h, "Memory descriptor"):
+ * Rules (vrnic_hw_defs.h, "Memory descriptor"):
  *  - 12 <= page_shift <= 30, levels <= 3, no other flag bits;
  *  - 0 < length <= VRNIC_MAX_MR_SIZE and iova + length does not wrap;
  *  - npages equals the number of pages [iova, iova + length) touches and

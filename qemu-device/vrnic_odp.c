@@ -1,7 +1,7 @@
 /*
  * vrnic on-demand paging (ODP): MRs registered with VRNIC_MR_FLAG_ON_DEMAND,
  * whose leaf table entries the driver fills and clears while the MR lives
- * (uapi/vrnic_hw_defs.h, "On-demand paging").
+ * (vrnic_hw_defs.h, "On-demand paging").
  *
  * Every access to an on-demand MR is checked first (vrnic_odp_access):
  * all the pages it needs must be present, and writable for a write. If

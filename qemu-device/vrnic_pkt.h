@@ -7,10 +7,10 @@
  * possibly followed by Ethernet padding up to the 60-byte minimum frame.
  *
  * This is IBTA's wire format, not the device interface, so it lives here
- * and not in uapi/. Every multi-byte wire field is big-endian; the structs
- * below are the one definition of each header and are read and written
- * only through the vrnic_be*() helpers, at the boundary: everything above
- * this file sees host-order values (VrnicPktHdrs, VrnicPktAddr).
+ * and not in vrnic_hw_defs.h. Every multi-byte wire field is big-endian;
+ * the structs below are the one definition of each header and are read and
+ * written only through the vrnic_be*() helpers, at the boundary: everything
+ * above this file sees host-order values (VrnicPktHdrs, VrnicPktAddr).
  *
  * Copy semantics: vrnic_pkt_parse() reads a frame in the device's own
  * buffer and returns decoded values plus offsets into that buffer, never

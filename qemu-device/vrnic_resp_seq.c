@@ -5,7 +5,7 @@
  * one PSN-sequence NAK per gap; a duplicate is answered again, never
  * executed again (an ACK, a READ served again, an atomic's cached
  * result). The PSN regions and the bounds are in vrnic_xport.h, the
- * reasoning in Documentation/reliability.rst.
+ * reasoning in vrnic's Documentation/reliability.rst.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -2,7 +2,7 @@
  * vrnic RoCEv2 requester recovery: the retransmit, early retransmit and
  * RNR timers, the round-trip estimate, go-back-N, resending only the
  * packet the responder misses (a hole), and the retry budgets. The rules
- * and their reasons are in Documentation/reliability.rst.
+ * and their reasons are in vrnic's Documentation/reliability.rst.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -15,7 +15,7 @@
  *
  * Recovery from loss (retransmission, the early retransmit, holding
  * packets past a gap, duplicates, RNR) is described in
- * Documentation/reliability.rst; the rules in brief:
+ * vrnic's Documentation/reliability.rst; the rules in brief:
  *  - PSNs are 24-bit and wrap; every comparison is a signed 24-bit
  *    difference (vrnic_psn_diff).
  *  - Responder PSN regions relative to the expected PSN e (RC):

@@ -4,7 +4,7 @@
  * A minimal driver in the style of libqos/igb.c: it finds the function,
  * maps BAR0, runs the admin queue synchronously (one command at a time,
  * owner phase and a cmd_id cookie checked on every completion) and the
- * async event queue. The rules it follows are those of
+ * async event queue. The rules it follows are those of vrnic's
  * Documentation/programming-reference.rst; the structures are those of
  * standard-headers/drivers/net/ethernet/vrnic/vrnic_hw_defs.h.
  *
