@@ -56,9 +56,10 @@ vrnic ($version) unstable; urgency=medium
  -- $who_name <$who_email>  $(date -R -d "@$(top log -1 --format=%ct)")
 CHANGELOG
 # What the provider's Makefile takes from rdma-core: its private headers and
-# the two build scripts (drivers/providers/vrnic/Makefile).
+# the two build scripts (drivers/providers/vrnic/Makefile), with their
+# licence texts.
 mkdir -p "$src/rdma-core/buildlib" "$src/rdma-core/libibverbs"
-cp "$rdma_src/CMakeLists.txt" "$src/rdma-core/"
+cp "$rdma_src/CMakeLists.txt" "$rdma_src"/COPYING.* "$src/rdma-core/"
 cp "$rdma_src/buildlib/config.h.in" "$rdma_src/buildlib/make_abi_structs.py" "$src/rdma-core/buildlib/"
 cp "$rdma_src"/libibverbs/*.h "$src/rdma-core/libibverbs/"
 cp -a "$rdma_src/kernel-headers" "$rdma_src/util" "$rdma_src/ccan" "$src/rdma-core/"
