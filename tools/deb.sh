@@ -35,8 +35,7 @@ minor=$(sed -n 's/^#define VRNIC_VERSION_MINOR\t\([0-9]*\)$/\1/p' "$VRNIC_TOP/ua
 major=$(sed -n 's/^#define VRNIC_VERSION_MAJOR\t\([0-9]*\)$/\1/p' "$VRNIC_TOP/uapi/vrnic_hw_defs.h")
 version="$major.$minor.$(top rev-list --count HEAD)"
 top diff --quiet HEAD -- "${packaged[@]}" || version="$version+local"
-who_name=$(top config user.name || top log -1 --format=%an)
-who_email=$(top config user.email || top log -1 --format=%ae)
+git_identity
 
 # ---- stage the source package ----------------------------------------------
 step "Debian packages $version: staging the vrnic source package"

@@ -54,3 +54,22 @@ configured_uri() {
 			awk -v s="$suite" '$1 == "deb" && $3 == s { print $2 }'
 	} | head -n 1 || true
 }
+
+# -L options giving qemu-system-x86_64 its firmware (SeaBIOS, option ROMs)
+# from Debian's packages: the +ds source builds none. One per line, for
+# mapfile -t.
+qemu_fw_args() {
+	local d
+	for d in /usr/share/seabios /usr/share/qemu /usr/lib/ipxe/qemu; do
+		[ -d "$d" ] && printf '%s
+' -L "$d"
+	done
+	return 0
+}
+
+# who_name, who_email: the checkout's git identity, which signs the upstream
+# series and maintains the packages.
+git_identity() {
+	who_name=$(git -C "$VRNIC_TOP" config user.name || git -C "$VRNIC_TOP" log -1 --format=%an)
+	who_email=$(git -C "$VRNIC_TOP" config user.email || git -C "$VRNIC_TOP" log -1 --format=%ae)
+}

@@ -31,10 +31,7 @@ tmo=${VRNIC_OWNVM_TIMEOUT:-1200}
 out="$VRNIC_TOP/build/ownvm"
 rm -rf "$out"
 mkdir -p "$out"
-fw=()
-for d in /usr/share/seabios /usr/share/qemu /usr/lib/ipxe/qemu; do
-	[ -d "$d" ] && fw+=(-L "$d")
-done
+mapfile -t fw < <(qemu_fw_args)
 
 # vm NAME DISK SMP [QEMU ARGS...]: boot the image's kernel on DISK with
 # xchg-NAME shared, serial console to NAME.console; returns when it powers off.

@@ -39,8 +39,7 @@ prov_files() {
 work=$(mktemp -d)
 trap 'rm -rf "$work"; git -C "$qemu_src" worktree prune 2>/dev/null || true' EXIT
 # The series' author and sign-off: this checkout's git identity.
-who_name=$(git -C "$VRNIC_TOP" config user.name || git -C "$VRNIC_TOP" log -1 --format=%an)
-who_email=$(git -C "$VRNIC_TOP" config user.email || git -C "$VRNIC_TOP" log -1 --format=%ae)
+git_identity
 git_c() { git -C "$1" -c user.name="$who_name" -c user.email="$who_email" "${@:2}"; }
 
 # A scratch git tree of the pristine rdma-core source, for format-patch and am.
@@ -58,6 +57,15 @@ insert_after() {
 	case $anchor in *$'\n'*) die "insert_after: '$anchor' is more than one line" ;; esac
 	grep -qxF -- "$anchor" "$f" || die "$f: no line '$anchor' to add after"
 	awk -v a="$anchor" -v n="$new" '{ print } $0 == a && !done { print n; done = 1 }' \
+		"$f" >"$f.new" && mv "$f.new" "$f"
+}
+
+# insert_before FILE LINE NEW: NEW before the first LINE.
+insert_before() {
+	local f=$1 anchor=$2 new=$3
+	case $anchor in *$'\n'*) die "insert_before: '$anchor' is more than one line" ;; esac
+	grep -qxF -- "$anchor" "$f" || die "$f: no line '$anchor' to add before"
+	awk -v a="$anchor" -v n="$new" '$0 == a && !done { print n; done = 1 } { print }' \
 		"$f" >"$f.new" && mv "$f.new" "$f"
 }
 
@@ -189,11 +197,8 @@ q_insert() {
 # q_insert_before PATH ANCHOR NEW: NEW before PATH's first line ANCHOR.
 q_insert_before() {
 	local f="$work/qemu-edit"
-	case $2 in *$'\n'*) die "q_insert_before: '$2' is more than one line" ;; esac
 	q show "$q_parent:$1" >"$f"
-	grep -qxF -- "$2" "$f" || die "$1: no line '$2' to add before"
-	awk -v a="$2" -v n="$3" '$0 == a && !done { print n; done = 1 } { print }' \
-		"$f" >"$f.new" && mv "$f.new" "$f"
+	insert_before "$f" "$2" "$3"
 	q_put "$1" "$f"
 }
 # q_commit: commit the index on q_parent, message on stdin, signed off.

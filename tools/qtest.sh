@@ -38,10 +38,7 @@ fi
 # name adds the firmware directories (the +ds source tree ships none).
 work=$(mktemp -d "${TMPDIR:-/tmp}/vrnic-qtest.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-fw=()
-for d in /usr/share/seabios /usr/share/qemu /usr/lib/ipxe/qemu; do
-	[ -d "$d" ] && fw+=(-L "$d")
-done
+mapfile -t fw < <(qemu_fw_args)
 {
 	echo '#!/bin/sh'
 	printf 'exec %q' "$qemu"
