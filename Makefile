@@ -32,7 +32,7 @@ qemu:
 	@tools/build-qemu.sh
 
 module:
-	@echo "==> vrnic.ko and ivshmem_dmabuf.ko against $(KDIR)"
+	@echo "==> vrnic.ko, vrnic_rdma.ko and ivshmem_dmabuf.ko against $(KDIR)"
 	@test -d "$(KDIR)" || { echo "vrnic: no kernel headers in $(KDIR): run make setup" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
@@ -241,15 +241,15 @@ qemu-fuzz:
 checkpatch:
 	$(VRNIC_CACHE)/linux-source-6.12/scripts/checkpatch.pl --strict --no-tree \
 		--ignore MACRO_ARG_REUSE \
-		-f $(filter-out %.mod.c,$(wildcard drivers/infiniband/hw/vrnic/*.[ch] \
-		drivers/misc/ivshmem_dmabuf/*.[ch])) \
+		-f $(filter-out %.mod.c,$(wildcard drivers/net/ethernet/vrnic/*.[ch] \
+		drivers/infiniband/hw/vrnic/*.[ch] drivers/misc/ivshmem_dmabuf/*.[ch])) \
 		uapi/vrnic_hw_defs.h uapi/rdma/vrnic-abi.h uapi/misc/ivshmem_dmabuf.h
 
 # Not "make -C $(KDIR) M=... clean": for an external module that deletes
 # every object file under the whole clone, not only the driver's.
 clean:
 	rm -rf $(B)
-	for d in drivers/infiniband/hw/vrnic drivers/misc/ivshmem_dmabuf; do \
+	for d in drivers/net/ethernet/vrnic drivers/infiniband/hw/vrnic drivers/misc/ivshmem_dmabuf; do \
 		(cd $$d && rm -f *.o *.ko *.mod *.mod.c .*.cmd modules.order); \
 	done
 	rm -f Module.symvers modules.order .*.cmd

@@ -7,6 +7,8 @@ VRNIC_CACHE=${VRNIC_CACHE:-/root/.cache/vrnic}
 
 # vrnic_ibdev, vrnic_netdev
 . "$VRNIC_TOP/tools/guest/sysfs.sh"
+# vrnic_load, vrnic_unload, vrnic_loaded, vrnic_rdma_loaded
+. "$VRNIC_TOP/tools/guest/modules.sh"
 
 # wait_for SECONDS COMMAND...: poll COMMAND every 0.2 s until it succeeds.
 wait_for() {

@@ -94,8 +94,8 @@ ulp_end_planned() {
 
 # ulp_end_checks: after the ULP is gone, on a vrnic node. On a faulty wire
 # (ULP_EXPECT_FAULTS=1) the ULP's traffic met the injector and the
-# transport recovered: fault_drops and retransmits both > 0. Then vrnic.ko
-# itself unloads (ib_core destroys what its CQ pool kept) without a
+# transport recovered: fault_drops and retransmits both > 0. Then vrnic's
+# modules unload (ib_core destroys what its CQ pool kept) without a
 # warning or a leak report from ib_core's resource tracking or the driver.
 ulp_end_checks() {
 	[ "${VRNIC_NIC:-}" = vrnic ] || return 0
@@ -111,10 +111,10 @@ ulp_end_checks() {
 	local mark
 	mark=$(dmesg | wc -l)
 	vrnic_unloads() {
-		rmmod vrnic || return 1
+		vrnic_unload || return 1
 		dmesg | tail -n +$((mark + 1)) >/tmp/unload.dmesg
 		sed 's/^/# /' /tmp/unload.dmesg | tail -n 5
 		! grep -Eiq 'WARNING|leak|not freed|restrack|BUG' /tmp/unload.dmesg
 	}
-	check "vrnic.ko unloads afterwards, no leak or warning in dmesg" vrnic_unloads
+	check "vrnic_rdma.ko and vrnic.ko unload afterwards, no leak or warning in dmesg" vrnic_unloads
 }

@@ -30,7 +30,7 @@ rdma_src="$VRNIC_CACHE/rdma-core-$RDMA_CORE_SUITE/src"
 command -v dh_dkms >/dev/null || die "no dh_dkms (package dh-dkms)" "make setup"
 
 top() { git -C "$VRNIC_TOP" "$@"; }
-packaged=(drivers/infiniband/hw/vrnic drivers/providers/vrnic uapi packaging)
+packaged=(drivers/net/ethernet/vrnic drivers/infiniband/hw/vrnic drivers/providers/vrnic uapi packaging)
 minor=$(sed -n 's/^#define VRNIC_VERSION_MINOR\t\([0-9]*\)$/\1/p' "$VRNIC_TOP/uapi/vrnic_hw_defs.h")
 major=$(sed -n 's/^#define VRNIC_VERSION_MAJOR\t\([0-9]*\)$/\1/p' "$VRNIC_TOP/uapi/vrnic_hw_defs.h")
 version="$major.$minor.$(top rev-list --count HEAD)"
@@ -43,7 +43,7 @@ src="$out/src/vrnic-$version"
 rm -rf "$out"
 mkdir -p "$src"
 # Tracked files only: no build products of the checkout.
-top ls-files -z -- drivers/infiniband/hw/vrnic drivers/providers/vrnic uapi |
+top ls-files -z -- drivers/net/ethernet/vrnic drivers/infiniband/hw/vrnic drivers/providers/vrnic uapi |
 	(cd "$VRNIC_TOP" && xargs -0 cp --parents -t "$src")
 cp -a "$VRNIC_TOP/packaging/debian" "$src/debian"
 sed -i "s|@MAINTAINER@|$who_name <$who_email>|" "$src/debian/control"
@@ -90,8 +90,8 @@ dpkg-deb -x "$dkms_deb" "$work/dkms"
 dsrc="$work/dkms/usr/src/vrnic-$version"
 if grep -qx "PACKAGE_VERSION=\"$version\"" "$dsrc/dkms.conf" 2>/dev/null &&
    cmp -s "$dsrc/uapi/vrnic_hw_defs.h" "$VRNIC_TOP/uapi/vrnic_hw_defs.h" &&
-   [ "$(cd "$dsrc/drivers/infiniband/hw/vrnic" && ls *.c | wc -l)" = \
-     "$(top ls-files 'drivers/infiniband/hw/vrnic/*.c' | wc -l)" ] &&
+   [ "$(cd "$dsrc/drivers" && ls net/ethernet/vrnic/*.c infiniband/hw/vrnic/*.c | wc -l)" = \
+     "$(top ls-files 'drivers/net/ethernet/vrnic/*.c' 'drivers/infiniband/hw/vrnic/*.c' | wc -l)" ] &&
    dpkg-deb -f "$dkms_deb" Depends | grep -qw dkms; then
 	ok "vrnic-dkms: /usr/src/vrnic-$version with dkms.conf, the driver and uapi/; depends on dkms"
 else
@@ -103,8 +103,11 @@ mkdir -p "$work/dkmstree"
 if dkms build -m vrnic -v "$version" -k "$krel" --dkmstree "$work/dkmstree" \
 	--sourcetree "$work/dkms/usr/src" >"$work/dkms.log" 2>&1 &&
    ko=$(ls "$work/dkmstree/vrnic/$version/$krel/x86_64/module"/vrnic.ko* 2>/dev/null | head -n 1) &&
-   [ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$krel" ]; then
-	ok "dkms build makes vrnic.ko for the guest kernel $krel"
+   rko=$(ls "$work/dkmstree/vrnic/$version/$krel/x86_64/module"/vrnic_rdma.ko* 2>/dev/null | head -n 1) &&
+   [ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$krel" ] &&
+   [ "$(modinfo -F vermagic "$rko" | cut -d' ' -f1)" = "$krel" ] &&
+   modinfo -F alias "$rko" | grep -qx 'auxiliary:vrnic.rdma'; then
+	ok "dkms build makes vrnic.ko and vrnic_rdma.ko (alias auxiliary:vrnic.rdma) for the guest kernel $krel"
 else
 	nok "dkms build for $krel"; tail -n 20 "$work/dkms.log" | sed 's/^/# /'
 	find "$work/dkmstree" -name make.log -exec tail -n 20 {} \; | sed 's/^/# /' || true

@@ -8,9 +8,10 @@
 # and ib_write_bw, and remove the packages again. TAP on stdout.
 #
 #   1. install: one VM, a copy of the image, apt installs vrnic-dkms (DKMS
-#      builds vrnic.ko in the VM) and vrnic-ibverbs-provider; powers off.
+#      builds vrnic.ko and vrnic_rdma.ko in the VM) and
+#      vrnic-ibverbs-provider; powers off.
 #   2. pair: two VMs boot that disk (each on a throwaway overlay,
-#      snapshot=on), udev loads vrnic.ko, and they talk over a dgram wire
+#      snapshot=on), udev loads both modules, and they talk over a dgram wire
 #      on unix sockets, link-local addresses; then each purges the packages.
 # The VMs get their commands through a 9p share tagged "xchg" (run.sh,
 # the packages) and leave their results there.
@@ -70,10 +71,12 @@ check "install: the VM runs its own kernel \$(uname -r)" test -d /lib/modules/\$
 check "install: apt installs $(basename "$dkms_deb") and $(basename "$prov_deb")" \\
 	env DEBIAN_FRONTEND=noninteractive apt-get install -y \\
 	/mnt/xchg/$(basename "$dkms_deb") /mnt/xchg/$(basename "$prov_deb")
-check "install: DKMS built and installed vrnic.ko for \$(uname -r)" \\
-	sh -c 'dkms status vrnic | grep -q "\$(uname -r), x86_64: installed" && modinfo -n vrnic | grep -q /updates/dkms/'
+check "install: DKMS built and installed vrnic.ko and vrnic_rdma.ko for \$(uname -r)" \\
+	sh -c 'dkms status vrnic | grep -q "\$(uname -r), x86_64: installed" && modinfo -n vrnic | grep -q /updates/dkms/ && modinfo -n vrnic_rdma | grep -q /updates/dkms/'
 modprobe vrnic; udevadm settle
-check "install: modprobe vrnic gives the RDMA device \$(vrnic_ibdev), listed by ibv_devices" \\
+check "install: modprobe vrnic, and udev loads vrnic_rdma for its auxiliary device" \\
+	sh -c 'grep -q "^vrnic_rdma " /proc/modules'
+check "install: the RDMA device \$(vrnic_ibdev) is listed by ibv_devices" \\
 	sh -c "ibv_devices | grep -qw '\$(vrnic_ibdev)'"
 finish
 EOF_INSTALL
@@ -83,14 +86,15 @@ pair_script() {
 	cat <<EOF_PAIR
 $common
 role=$role
-# vrnic.ko comes up at boot: udev loads it for the PCI device.
+# vrnic.ko comes up at boot (udev loads it for the PCI device), then
+# vrnic_rdma.ko (udev loads it for vrnic.ko's auxiliary device).
 i=0
 while [ -z "\$(vrnic_ibdev)" ] && [ \$i -lt 120 ]; do sleep 1; i=\$((i + 1)); done
 udevadm settle
 ibdev=\$(vrnic_ibdev)
 ifc=\$(vrnic_ifc)
 export ibdev ifc
-check "\$role: udev loaded vrnic.ko at boot: RDMA device \$ibdev, interface \$ifc" test -n "\$ibdev"
+check "\$role: udev loaded vrnic.ko and vrnic_rdma.ko at boot: RDMA device \$ibdev, interface \$ifc" test -n "\$ibdev"
 check "\$role: \$ifc up with $me/16" sh -c "ip addr add $me/16 dev \$ifc && ip link set \$ifc up"
 check "\$role: ping $peer" sh -c 'for i in \$(seq 60); do ping -c 1 -W 1 $peer && exit 0; sleep 1; done; exit 1'
 check "\$role: ibv_devinfo: \$ibdev port 1 PORT_ACTIVE" sh -c "ibv_devinfo -d \$ibdev | grep -q 'state:.*PORT_ACTIVE'"
@@ -108,11 +112,11 @@ check "client: ib_write_bw $peer (64 KiB RDMA WRITEs over rdma_cm)" sh -c 'for i
 EOF_CLIENT
 	fi
 	cat <<'EOF_REMOVE'
-check "$role: apt purges both packages; vrnic.ko, the provider and DKMS's state are gone" sh -c '
-	rmmod vrnic &&
+check "$role: apt purges both packages; the modules, the provider and DKMS's state are gone" sh -c '
+	rmmod vrnic_rdma vrnic &&
 	DEBIAN_FRONTEND=noninteractive apt-get purge -y vrnic-dkms vrnic-ibverbs-provider &&
 	! dpkg -l vrnic-dkms vrnic-ibverbs-provider 2>/dev/null | grep -q "^ii" &&
-	! find /lib/modules -name "vrnic.ko*" | grep -q . &&
+	! find /lib/modules -name "vrnic.ko*" -o -name "vrnic_rdma.ko*" | grep -q . &&
 	[ -z "$(dkms status vrnic)" ] &&
 	[ ! -e /etc/libibverbs.d/vrnic.driver ] &&
 	! ls /usr/lib/x86_64-linux-gnu/libibverbs/libvrnic* 2>/dev/null &&
@@ -133,7 +137,7 @@ results() {
 }
 
 echo "TAP version 13"
-step "own VM: install (apt, DKMS builds vrnic.ko inside the VM)" | sed 's/^/# /'
+step "own VM: install (apt, DKMS builds vrnic.ko and vrnic_rdma.ko inside the VM)" | sed 's/^/# /'
 cp --sparse=always "$img/disk.raw" "$out/disk.raw"
 t0=$SECONDS
 vm install "file=$out/disk.raw,format=raw,if=virtio" 2 -device vrnic || true

@@ -1,10 +1,9 @@
 #!/bin/bash
 # Objects follow their process: SIGKILL releases everything a process held;
-# rmmod while a process holds objects completes (disassociate), the process
-# sees its device gone, and the driver loads again afterwards.
+# rmmod vrnic_rdma while a process holds objects completes (disassociate),
+# the process sees its device gone, and the driver loads again afterwards.
 . "$(dirname "$0")/../lib.sh"
 hold=$VRNIC_TOP/build/selftests/vrnic/hold_objects
-ko=$VRNIC_TOP/drivers/infiniband/hw/vrnic/vrnic.ko
 
 ktap_print_header
 ktap_set_plan 6
@@ -34,7 +33,7 @@ back_to_base() { [ "$(counts)" = "$base" ]; }
 check "SIGKILL releases every object" wait_for 20 back_to_base
 
 start_holder probe || echo "# second holder did not start"
-check "rmmod with a live process holding objects completes" timeout 60 rmmod vrnic
+check "rmmod vrnic_rdma with a live process holding objects completes" timeout 60 rmmod vrnic_rdma
 exec 8>&-	# let the holder try a verb on the disassociated device
 timeout 30 tail --pid="$pid" -f /dev/null
 after=$(grep '^after:' "$out")
@@ -42,8 +41,6 @@ echo "# holder: $after"
 check "the process sees the device gone" test -n "$after" -a "$after" != "after: 0"
 kill -9 "$pid" 2>/dev/null
 rm -f "$fifo" "$out"
-insmod "$ko" && wait_for 20 vrnic_ibdev >/dev/null
+insmod "$VRNIC_RDMA_KO" && wait_for 20 vrnic_ibdev >/dev/null
 check "the driver loads again" vrnic_ibdev
-ip link set "$(vrnic_netdev)" up
-ip addr add "$VRNIC_IP/16" dev "$(vrnic_netdev)" 2>/dev/null
 ktap_finished

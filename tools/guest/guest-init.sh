@@ -1,8 +1,8 @@
 #!/bin/bash
 # PID 1 of a vrnic guest, after the initramfs switched to the host root
 # (read-only 9p + tmpfs overlay, so nothing written here reaches the host,
-# except under /vrnic-out). Loads the driver (vrnic.ko, or virtio-net +
-# rdma_rxe on an rxe node), configures the wire address,
+# except under /vrnic-out). Loads the driver (vrnic.ko and vrnic_rdma.ko,
+# or virtio-net + rdma_rxe on an rxe node), configures the wire address,
 # registers libvrnic for libibverbs (in the overlay's /etc only), runs the
 # command the host left in /vrnic-out/cmd and powers off.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -43,6 +43,7 @@ VRNIC_PEER_IP=169.254.0.$(((VRNIC_NODE + 1) % ${VRNIC_NODES:-1} + 1))
 export VRNIC_IP VRNIC_PEER_IP
 
 . "$VRNIC_TOP/tools/guest/sysfs.sh"
+. "$VRNIC_TOP/tools/guest/modules.sh"
 
 # The node's NIC on the wire: vrnic (vrnic.ko) or rxe (virtio-net with the
 # kernel's soft-RoCE on top, for interop and reference runs).
@@ -77,19 +78,19 @@ if [ "$VRNIC_NIC" = rxe ]; then
 elif [ "${VRNIC_MODULE:-1}" = 1 ]; then
 	modprobe ib_uverbs && modprobe rdma_ucm ||
 		say "modprobe ib_uverbs/rdma_ucm failed"
-	if insmod "$VRNIC_TOP/drivers/infiniband/hw/vrnic/vrnic.ko"; then
+	if vrnic_load; then
 		if iface=$(vrnic_netdev); then
 			up_iface "$iface"
 		else
-			say "vrnic.ko loaded but no vrnic net_device"
+			say "vrnic loaded but no vrnic net_device"
 		fi
 		if VRNIC_IBDEV=$(vrnic_ibdev); then
 			export VRNIC_IBDEV
 		else
-			say "vrnic.ko loaded but no vrnic ib_device"
+			say "vrnic loaded but no vrnic ib_device"
 		fi
 	else
-		say "insmod vrnic.ko failed"
+		say "insmod vrnic.ko vrnic_rdma.ko failed"
 	fi
 fi
 # tools/vm --peer-mem: the ivshmem BAR's exporter (/dev/ivshmem-dmabuf0).

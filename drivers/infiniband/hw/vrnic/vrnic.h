@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * vrnic: driver for the emulated vrnic RoCEv2 RNIC. One PCI function with
- * two personalities: an Ethernet net_device and a RoCE ib_device on top of it.
+ * vrnic_rdma: the RoCE function of the emulated vrnic RoCEv2 RNIC, an
+ * ib_device on the Ethernet driver's net_device. It binds to the auxiliary
+ * device vrnic.ko creates for each PCI function (vrnic_api.h).
  */
 #ifndef VRNIC_H
 #define VRNIC_H
@@ -21,23 +22,11 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "vrnic_hw_defs.h"
-#include "vrnic_cmdq.h"
+#include "vrnic_api.h"
 #include "vrnic_cmd.h"
 
-#define VRNIC_DRV_NAME		"vrnic"
 #define VRNIC_PORT		1	/* the only port */
 #define VRNIC_IRQ_NAME_LEN	48
-
-/* Async event queue (vector 0, shared with admin completions) */
-#define VRNIC_AEQ_LOG_DEPTH	6
-
-struct vrnic_aeq {
-	struct vrnic_aeqe *ring;
-	dma_addr_t dma;
-	u16 depth;
-	u8 log_depth;
-	u16 ci;			/* free-running; only the vector 0 handler */
-};
 
 /* Completion EQs (one per completion vector, vectors 2..) */
 /* At least one event per CQ (a CQ posts one EQE per arm): never overflows. */
@@ -72,41 +61,23 @@ enum vrnic_res_type {
 
 struct vrnic_dev {
 	struct ib_device ibdev;	/* first: ib_alloc_device() requires it */
+	struct vrnic_aux_dev *aux;	/* the Ethernet driver's device */
+	/* Copied from aux: the PCI function and what vrnic.ko read of it */
 	struct pci_dev *pdev;
 	void __iomem *regs;	/* BAR0 */
-
-	/* Read from capability registers at probe */
-	u16 num_vectors;	/* MSI-X vectors allocated (all of them) */
+	struct vrnic_cmdq *cmdq;
+	struct net_device *netdev;
+	struct dentry *debugfs;
 	u8 num_comp;		/* completion EQ vectors */
 	u8 db_page_shift;
 	u16 db_num_pages;
-	u32 eth_max_mtu;
-	u8 eth_max_log_depth;
-
-	struct vrnic_cmdq cmdq;
-	struct vrnic_aeq aeq;
-	char admin_irq_name[VRNIC_IRQ_NAME_LEN];
 
 	/* Answers to QUERY_DEVICE / QUERY_PORT at probe (static limits) */
 	struct vrnic_cmd_dev_attr dev_attr;
 	struct vrnic_cmd_port_attr port_attr;
 
-	/* Owned from vrnic_netdev_init() to vrnic_netdev_uninit() */
-	struct net_device *netdev;
-
-	/*
-	 * Protects the flags below. Taken by the admin IRQ handler (AEQ
-	 * events), so always with interrupts disabled. The port is ACTIVE
-	 * when link_up && netdev_up.
-	 */
-	spinlock_t event_lock;
-	bool link_up;		/* the device's Ethernet link */
-	bool port_active;	/* last port state reported to ib_core */
-	bool netdev_live;	/* netdev registered: carrier may be changed */
-	bool netdev_up;		/* netdev opened (between open and stop) */
-	bool ib_live;		/* ibdev registered: events may be dispatched */
-
-	struct dentry *debugfs;
+	/* The async events vrnic.ko passes on (vrnic_eq.c) */
+	struct vrnic_event_handler events;
 	/* debugfs mr_query: the key last written; read queries it */
 	struct mutex mr_query_lock;
 	u32 mr_query_key;
@@ -491,19 +462,7 @@ static inline void vrnic_ring_db(struct vrnic_dev *vdev, u32 offset, u32 qn,
 	       FIELD_PREP(VRNIC_DB_QN_MASK, qn), vdev->db + offset);
 }
 
-static inline u32 vrnic_reg_read(struct vrnic_dev *vdev, u32 reg)
-{
-	return readl(vdev->regs + reg);
-}
-
-static inline void vrnic_reg_write(struct vrnic_dev *vdev, u32 reg, u32 val)
-{
-	writel(val, vdev->regs + reg);
-}
-
 /* vrnic_debugfs.c */
-void vrnic_debugfs_register(void);
-void vrnic_debugfs_unregister(void);
 void vrnic_debugfs_init(struct vrnic_dev *vdev);
 void vrnic_debugfs_uninit(struct vrnic_dev *vdev);
 
@@ -512,19 +471,7 @@ int vrnic_eqs_init(struct vrnic_dev *vdev);
 void vrnic_eqs_uninit(struct vrnic_dev *vdev);
 void vrnic_sync_cq_irqs(struct vrnic_dev *vdev, struct vrnic_cq *cq);
 void vrnic_sync_admin_irq(struct vrnic_dev *vdev);
-int vrnic_aeq_init(struct vrnic_dev *vdev);
-void vrnic_aeq_uninit(struct vrnic_dev *vdev);
-int vrnic_admin_irq_init(struct vrnic_dev *vdev);
-void vrnic_admin_irq_uninit(struct vrnic_dev *vdev);
-void vrnic_link_init(struct vrnic_dev *vdev);
-void vrnic_netdev_set_up(struct vrnic_dev *vdev, bool up);
-void vrnic_netdev_set_live(struct vrnic_dev *vdev, bool live);
-bool vrnic_port_active(struct vrnic_dev *vdev);
-void vrnic_ib_set_live(struct vrnic_dev *vdev, bool live, bool seen_active);
-
-/* vrnic_netdev.c */
-int vrnic_netdev_init(struct vrnic_dev *vdev);
-void vrnic_netdev_uninit(struct vrnic_dev *vdev);
+void vrnic_events_init(struct vrnic_dev *vdev);
 
 /* vrnic_mem.c */
 int vrnic_mem_from_umem(struct vrnic_dev *vdev, struct vrnic_mem *mem,

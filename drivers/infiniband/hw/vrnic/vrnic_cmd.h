@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * vrnic typed admin commands: one wrapper per opcode. Parameters go in as
- * plain arguments, answers come out in CPU-endian result structs.
+ * vrnic admin commands of the RDMA function, one wrapper per opcode, run on
+ * the admin queue the Ethernet driver owns (vrnic_api.h). Parameters go in
+ * as plain arguments, answers come out in CPU-endian result structs.
  */
 #ifndef VRNIC_CMD_H
 #define VRNIC_CMD_H
@@ -34,17 +35,6 @@ struct vrnic_cmd_dev_attr {
 	u32 max_inline_data;
 	u32 num_comp_vectors;
 	u32 device_caps;		/* VRNIC_DEVICE_CAP_* */
-};
-
-/* QUERY_PORT, decoded from struct vrnic_port_attr. */
-struct vrnic_cmd_port_attr {
-	bool link_up;
-	u32 max_mtu;
-	u32 mtu;
-	u32 gid_tbl_len;
-	u32 pkey_tbl_len;
-	u32 speed_mbps;
-	u8 mac[ETH_ALEN];
 };
 
 /* QUERY_GID, decoded from struct vrnic_gid_entry. */
@@ -194,13 +184,9 @@ int vrnic_cmd_create_rss(struct vrnic_cmdq *cmdq,
 
 int vrnic_cmd_query_device(struct vrnic_cmdq *cmdq,
 			   struct vrnic_cmd_dev_attr *attr);
-int vrnic_cmd_query_port(struct vrnic_cmdq *cmdq, u32 port,
-			 struct vrnic_cmd_port_attr *attr);
 int vrnic_cmd_query_port_stats(struct vrnic_cmdq *cmdq, u32 port,
 			       struct vrnic_port_stats *buf,
 			       dma_addr_t buf_dma, u64 *values);
-int vrnic_cmd_set_mac(struct vrnic_cmdq *cmdq, const u8 *mac);
-int vrnic_cmd_set_mtu(struct vrnic_cmdq *cmdq, u32 mtu);
 int vrnic_cmd_add_gid(struct vrnic_cmdq *cmdq, u32 index, const u8 *gid,
 		      enum vrnic_gid_type type);
 int vrnic_cmd_del_gid(struct vrnic_cmdq *cmdq, u32 index);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * vrnic debugfs: /sys/kernel/debug/vrnic/<pci-bdf>/ with the device's own
- * view of its GID table (gid_table), the admin queue's counters
- * (cmdq_stats), the object counts (res_count) and an MR's translation
+ * vrnic RDMA debugfs: in the function's directory the Ethernet driver made
+ * (/sys/kernel/debug/vrnic/<pci-bdf>/), the device's own view of its GID
+ * table (gid_table), the object counts (res_count) and an MR's translation
  * (mr_query: write a key, read its pages).
  */
 
@@ -12,8 +12,6 @@
 #include <linux/uaccess.h>
 
 #include "vrnic.h"
-
-static struct dentry *vrnic_debugfs_root;
 
 static const char *vrnic_gid_type_str(u32 type)
 {
@@ -49,7 +47,7 @@ static int vrnic_gid_table_show(struct seq_file *s, void *v)
 	struct vrnic_cmd_gid entry;
 	int err;
 
-	err = vrnic_cmd_query_gid(&vdev->cmdq, index, &entry);
+	err = vrnic_cmd_query_gid(vdev->cmdq, index, &entry);
 	if (err)
 		return err;
 
@@ -66,19 +64,6 @@ static const struct seq_operations vrnic_gid_table_sops = {
 	.show = vrnic_gid_table_show,
 };
 DEFINE_SEQ_ATTRIBUTE(vrnic_gid_table);
-
-static int vrnic_cmdq_stats_show(struct seq_file *s, void *v)
-{
-	struct vrnic_dev *vdev = s->private;
-	struct vrnic_cmdq_stats *st = &vdev->cmdq.stats;
-
-	seq_printf(s, "submitted %lld\n", atomic64_read(&st->submitted));
-	seq_printf(s, "completed %lld\n", atomic64_read(&st->completed));
-	seq_printf(s, "errors %lld\n", atomic64_read(&st->errors));
-	seq_printf(s, "timeouts %lld\n", atomic64_read(&st->timeouts));
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(vrnic_cmdq_stats);
 
 /* res_count: live device objects per type, the kernel's own included. */
 static int vrnic_res_count_show(struct seq_file *s, void *v)
@@ -136,7 +121,7 @@ static int vrnic_mr_query_chunk(struct vrnic_mr_query *q, u64 chunk)
 		return 0;
 	if (q->queried)
 		count = min_t(u64, count, q->attr.npages - first);
-	err = vrnic_cmd_query_mr(&q->vdev->cmdq, q->key, first, count, q->buf,
+	err = vrnic_cmd_query_mr(q->vdev->cmdq, q->key, first, count, q->buf,
 				 q->buf_dma, &q->attr, q->pages);
 	if (err == -ETIMEDOUT)
 		q->leak = true;
@@ -272,33 +257,33 @@ static const struct file_operations vrnic_mr_query_fops = {
 	.release = vrnic_mr_query_release,
 };
 
+static const struct {
+	const char *name;
+	umode_t mode;
+	const struct file_operations *fops;
+} vrnic_debugfs_files[] = {
+	{ "gid_table", 0400, &vrnic_gid_table_fops },
+	{ "res_count", 0400, &vrnic_res_count_fops },
+	{ "mr_query", 0600, &vrnic_mr_query_fops },
+};
+
+/* Our files, in the Ethernet driver's directory of the function. */
 void vrnic_debugfs_init(struct vrnic_dev *vdev)
 {
-	vdev->debugfs = debugfs_create_dir(pci_name(vdev->pdev),
-					   vrnic_debugfs_root);
-	debugfs_create_file("gid_table", 0400, vdev->debugfs, vdev,
-			    &vrnic_gid_table_fops);
-	debugfs_create_file("cmdq_stats", 0400, vdev->debugfs, vdev,
-			    &vrnic_cmdq_stats_fops);
-	debugfs_create_file("res_count", 0400, vdev->debugfs, vdev,
-			    &vrnic_res_count_fops);
-	debugfs_create_file("mr_query", 0600, vdev->debugfs, vdev,
-			    &vrnic_mr_query_fops);
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(vrnic_debugfs_files); i++)
+		debugfs_create_file(vrnic_debugfs_files[i].name,
+				    vrnic_debugfs_files[i].mode, vdev->debugfs,
+				    vdev, vrnic_debugfs_files[i].fops);
 }
 
 /* Waits for readers that are still running a file's show(). */
 void vrnic_debugfs_uninit(struct vrnic_dev *vdev)
 {
-	debugfs_remove_recursive(vdev->debugfs);
-	vdev->debugfs = NULL;
-}
+	unsigned int i;
 
-void vrnic_debugfs_register(void)
-{
-	vrnic_debugfs_root = debugfs_create_dir(VRNIC_DRV_NAME, NULL);
-}
-
-void vrnic_debugfs_unregister(void)
-{
-	debugfs_remove_recursive(vrnic_debugfs_root);
+	for (i = 0; i < ARRAY_SIZE(vrnic_debugfs_files); i++)
+		debugfs_lookup_and_remove(vrnic_debugfs_files[i].name,
+					  vdev->debugfs);
 }

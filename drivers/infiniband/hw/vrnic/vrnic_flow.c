@@ -224,7 +224,7 @@ struct ib_flow *vrnic_create_flow(struct ib_qp *ibqp,
 	flow = kzalloc(sizeof(*flow), GFP_KERNEL);
 	if (!flow)
 		return ERR_PTR(-ENOMEM);
-	err = vrnic_cmd_create_flow(&vdev->cmdq, &p, &flow->id);
+	err = vrnic_cmd_create_flow(vdev->cmdq, &p, &flow->id);
 	if (err) {
 		kfree(flow);
 		return ERR_PTR(err);
@@ -239,7 +239,7 @@ int vrnic_destroy_flow(struct ib_flow *ibflow)
 	struct vrnic_flow *flow = to_vflow(ibflow);
 	int err;
 
-	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_FLOW,
+	err = vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DESTROY_FLOW,
 				flow->id);
 	if (err)
 		ibdev_warn_ratelimited(&vdev->ibdev,

@@ -37,7 +37,7 @@ struct ib_mr *vrnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
 		goto err_free_mr;
 	mr->max_pages = max_num_sg;
 
-	err = vrnic_cmd_alloc_mr(&vdev->cmdq, to_vpd(ibpd)->pdn, max_num_sg,
+	err = vrnic_cmd_alloc_mr(vdev->cmdq, to_vpd(ibpd)->pdn, max_num_sg,
 				 vrnic_new_key_byte(), &key);
 	if (err)
 		goto err_free_pbl;

@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * vrnic PCI driver: probe/remove and module init.
+ * vrnic RDMA driver: the auxiliary driver for the "vrnic.rdma" device that
+ * vrnic.ko creates once its net_device is registered (vrnic_api.h), and
+ * module init.
  *
  * Probe runs in stages, each undone by its own teardown when a later one
  * fails, and remove runs the teardowns in reverse:
- *   1. vrnic_probe_dev(): the hardware (BAR0, reset, MSI-X, admin queue,
- *      async event queue, admin IRQ, device and port attributes, debugfs);
- *   2. vrnic_netdev_init(): the Ethernet function as a net_device;
- *   3. vrnic_ib_device_add(): the RoCE ib_device on top of that net_device.
+ *   1. vrnic_objects_init(): QUERY_DEVICE and QUERY_PORT, the kernel's
+ *      doorbell page, device memory, the completion EQs, ODP;
+ *   2. vrnic_ib_device_add(): the RoCE ib_device on vrnic.ko's net_device.
  */
 
-#include <linux/bitfield.h>
-#include <linux/dma-mapping.h>
-#include <linux/iopoll.h>
+#include <linux/auxiliary_bus.h>
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <net/addrconf.h>
@@ -20,7 +19,7 @@
 
 #include "vrnic.h"
 
-MODULE_DESCRIPTION("vrnic emulated RoCEv2 RDMA NIC driver");
+MODULE_DESCRIPTION("vrnic emulated RoCEv2 RDMA NIC: RDMA driver");
 MODULE_LICENSE("Dual BSD/GPL");
 /* Without uverbs the device is invisible to libibverbs. */
 MODULE_SOFTDEP("pre: ib_uverbs");
@@ -28,15 +27,6 @@ MODULE_SOFTDEP("pre: ib_uverbs");
 static bool cq_dim = true;
 module_param(cq_dim, bool, 0444);
 MODULE_PARM_DESC(cq_dim, "let ib_core tune kernel CQs' event moderation (DIM), default Y");
-
-/* The device completes a reset before the write returns; be generous. */
-#define VRNIC_RESET_TIMEOUT_US	(5 * USEC_PER_SEC)
-
-static const struct pci_device_id vrnic_pci_table[] = {
-	{ PCI_DEVICE(VRNIC_PCI_VENDOR_ID, VRNIC_PCI_DEVICE_ID) },
-	{ }
-};
-MODULE_DEVICE_TABLE(pci, vrnic_pci_table);
 
 static const struct ib_device_ops vrnic_dev_ops = {
 	.owner = THIS_MODULE,
@@ -147,90 +137,7 @@ static const struct ib_device_ops vrnic_dm_ops = {
 	.reg_dm_mr = vrnic_reg_dm_mr,
 };
 
-/* ---- stage 1: hardware ---- */
-
-static int vrnic_check_id(struct vrnic_dev *vdev)
-{
-	struct device *dev = &vdev->pdev->dev;
-	u32 id = vrnic_reg_read(vdev, VRNIC_REG_ID);
-	u32 version = vrnic_reg_read(vdev, VRNIC_REG_VERSION);
-	u32 major = FIELD_GET(VRNIC_VERSION_MAJOR_MASK, version);
-	u32 minor = FIELD_GET(VRNIC_VERSION_MINOR_MASK, version);
-
-	if (id != VRNIC_ID_MAGIC) {
-		dev_err(dev, "not a vrnic: ID register reads %#x, expected %#x\n",
-			id, VRNIC_ID_MAGIC);
-		return -ENODEV;
-	}
-
-	/*
-	 * One released interface: a later minor may only add what a
-	 * device_caps bit announces, so any minor of major 1 is understood.
-	 */
-	if (major != VRNIC_VERSION_MAJOR) {
-		dev_err(dev, "device interface version %u.%u is not supported (driver speaks %u.x)\n",
-			major, minor, VRNIC_VERSION_MAJOR);
-		return -ENODEV;
-	}
-	dev_dbg(dev, "device interface version %u.%u\n", major, minor);
-	return 0;
-}
-
-/* Return every queue to idle and clear what a previous driver set up. */
-static int vrnic_reset_device(struct vrnic_dev *vdev)
-{
-	u32 sts;
-	int err;
-
-	vrnic_reg_write(vdev, VRNIC_REG_DEV_CTRL, VRNIC_DEV_CTRL_RESET);
-	/* The read also flushes the posted reset write. */
-	err = readl_poll_timeout(vdev->regs + VRNIC_REG_DEV_STS, sts,
-				 sts & VRNIC_DEV_STS_READY, 1000,
-				 VRNIC_RESET_TIMEOUT_US);
-	if (err) {
-		dev_err(&vdev->pdev->dev,
-			"device not ready after reset (DEV_STS %#x)\n", sts);
-		return err;
-	}
-
-	if (sts & VRNIC_DEV_STS_FATAL) {
-		dev_err(&vdev->pdev->dev,
-			"device still in fatal state after reset (DEV_STS %#x)\n",
-			sts);
-		return -EIO;
-	}
-	return 0;
-}
-
-static int vrnic_read_caps(struct vrnic_dev *vdev)
-{
-	struct device *dev = &vdev->pdev->dev;
-	u32 vec = vrnic_reg_read(vdev, VRNIC_REG_CAP_VEC);
-	u32 db = vrnic_reg_read(vdev, VRNIC_REG_CAP_DB);
-	u32 eth = vrnic_reg_read(vdev, VRNIC_REG_CAP_ETH);
-	u32 total = FIELD_GET(VRNIC_CAP_VEC_TOTAL_MASK, vec);
-	u32 num_comp = FIELD_GET(VRNIC_CAP_VEC_NUM_COMP_MASK, vec);
-
-	if (!num_comp || total != VRNIC_VEC_COMP_FIRST + num_comp) {
-		dev_err(dev, "bad CAP_VEC %#x: %u vectors, %u completion vectors\n",
-			vec, total, num_comp);
-		return -EINVAL;
-	}
-	vdev->num_vectors = total;
-	vdev->num_comp = num_comp;
-
-	vdev->db_page_shift = FIELD_GET(VRNIC_CAP_DB_PAGE_SHIFT_MASK, db);
-	vdev->db_num_pages = FIELD_GET(VRNIC_CAP_DB_NUM_PAGES_MASK, db);
-
-	vdev->eth_max_mtu = FIELD_GET(VRNIC_CAP_ETH_MAX_MTU_MASK, eth);
-	vdev->eth_max_log_depth = FIELD_GET(VRNIC_CAP_ETH_LOG_DEPTH_MASK, eth);
-	if (vdev->eth_max_mtu < ETH_MIN_MTU || !vdev->eth_max_log_depth) {
-		dev_err(dev, "bad CAP_ETH %#x: max MTU %u, max log depth %u\n",
-			eth, vdev->eth_max_mtu, vdev->eth_max_log_depth);
-		return -EINVAL;
-	}
-	return 0;
-}
+/* ---- stage 1: the object layer ---- */
 
 static u32 vrnic_num_comp_vectors(struct vrnic_dev *vdev)
 {
@@ -245,9 +152,33 @@ static u32 vrnic_num_comp_vectors(struct vrnic_dev *vdev)
 	return n;
 }
 
+/* The device's and the port's static limits. */
+static int vrnic_query_attrs(struct vrnic_dev *vdev)
+{
+	struct device *dev = &vdev->pdev->dev;
+	int err;
+
+	err = vrnic_cmd_query_device(vdev->cmdq, &vdev->dev_attr);
+	if (err) {
+		dev_err(dev, "QUERY_DEVICE failed (%d)\n", err);
+		return err;
+	}
+	err = vrnic_cmd_query_port(vdev->cmdq, VRNIC_PORT, &vdev->port_attr);
+	if (err) {
+		dev_err(dev, "QUERY_PORT failed (%d)\n", err);
+		return err;
+	}
+	if (!vdev->port_attr.gid_tbl_len) {
+		dev_err(dev, "device reports an empty GID table\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /*
- * The object layer: the kernel's doorbell page (BAR2 page 0) and one
- * completion EQ per completion vector.
+ * The object layer: the kernel's doorbell page (BAR2 page 0), device
+ * memory, one completion EQ per completion vector, ODP, and the async
+ * events of the objects.
  */
 static int vrnic_objects_init(struct vrnic_dev *vdev)
 {
@@ -255,6 +186,10 @@ static int vrnic_objects_init(struct vrnic_dev *vdev)
 	resource_size_t db_len = (resource_size_t)vdev->db_num_pages <<
 				 vdev->db_page_shift;
 	int err;
+
+	err = vrnic_query_attrs(vdev);
+	if (err)
+		return err;
 
 	vdev->num_eqs = vrnic_num_comp_vectors(vdev);
 	vdev->pgsz_bitmap = vdev->dev_attr.page_size_cap & VRNIC_PAGE_SIZE_CAP;
@@ -296,6 +231,7 @@ static int vrnic_objects_init(struct vrnic_dev *vdev)
 	err = vrnic_odp_init(vdev);
 	if (err)
 		goto err_eqs_uninit;
+	vrnic_core_set_event_handler(vdev->aux->core, &vdev->events);
 	return 0;
 
 err_eqs_uninit:
@@ -310,6 +246,7 @@ err_db_unmap:
 
 static void vrnic_objects_uninit(struct vrnic_dev *vdev)
 {
+	vrnic_core_set_event_handler(vdev->aux->core, NULL);
 	vrnic_odp_uninit(vdev);
 	vrnic_eqs_uninit(vdev);
 	vrnic_dm_uninit(vdev);
@@ -317,170 +254,7 @@ static void vrnic_objects_uninit(struct vrnic_dev *vdev)
 	vdev->db = NULL;
 }
 
-static int vrnic_probe_dev(struct pci_dev *pdev)
-{
-	struct vrnic_dev *vdev;
-	int err;
-
-	vdev = ib_alloc_device(vrnic_dev, ibdev);
-	if (!vdev)
-		return -ENOMEM;
-
-	vdev->pdev = pdev;
-	spin_lock_init(&vdev->event_lock);
-	mutex_init(&vdev->mr_query_lock);
-	ida_init(&vdev->db_ida);
-	xa_init(&vdev->cq_xa);
-	xa_init(&vdev->qp_xa);
-	xa_init(&vdev->srq_xa);
-	xa_init(&vdev->wq_xa);
-	pci_set_drvdata(pdev, vdev);
-
-	err = pci_enable_device_mem(pdev);
-	if (err) {
-		dev_err(&pdev->dev, "cannot enable PCI device (%d)\n", err);
-		goto err_dealloc;
-	}
-
-	err = pci_request_regions(pdev, VRNIC_DRV_NAME);
-	if (err) {
-		dev_err(&pdev->dev, "cannot request BARs (%d)\n", err);
-		goto err_disable_device;
-	}
-
-	if (!(pci_resource_flags(pdev, VRNIC_BAR_REGS) & IORESOURCE_MEM) ||
-	    pci_resource_len(pdev, VRNIC_BAR_REGS) < VRNIC_REGS_SIZE) {
-		dev_err(&pdev->dev, "BAR%d is not a %#x-byte memory BAR\n",
-			VRNIC_BAR_REGS, VRNIC_REGS_SIZE);
-		err = -ENODEV;
-		goto err_release_regions;
-	}
-
-	vdev->regs = pci_iomap(pdev, VRNIC_BAR_REGS, VRNIC_REGS_SIZE);
-	if (!vdev->regs) {
-		err = -ENOMEM;
-		goto err_release_regions;
-	}
-
-	err = vrnic_check_id(vdev);
-	if (err)
-		goto err_iounmap;
-
-	err = vrnic_reset_device(vdev);
-	if (err)
-		goto err_iounmap;
-
-	err = vrnic_read_caps(vdev);
-	if (err)
-		goto err_reset;
-
-	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
-	if (err) {
-		dev_err(&pdev->dev, "no 64-bit DMA (%d)\n", err);
-		goto err_reset;
-	}
-	/* Let ib_umem build scatterlist segments of any size. */
-	dma_set_max_seg_size(&pdev->dev, UINT_MAX);
-	pci_set_master(pdev);
-
-	err = pci_alloc_irq_vectors(pdev, vdev->num_vectors, vdev->num_vectors,
-				    PCI_IRQ_MSIX);
-	if (err < 0) {
-		dev_err(&pdev->dev, "cannot allocate %u MSI-X vectors (%d)\n",
-			vdev->num_vectors, err);
-		goto err_clear_master;
-	}
-
-	err = vrnic_cmdq_init(&vdev->cmdq, &pdev->dev, vdev->regs);
-	if (err)
-		goto err_free_vectors;
-
-	/* Polling mode: the first command also proves the queue works. */
-	err = vrnic_cmd_query_device(&vdev->cmdq, &vdev->dev_attr);
-	if (err) {
-		dev_err(&pdev->dev, "QUERY_DEVICE failed (%d)\n", err);
-		goto err_cmdq_uninit;
-	}
-
-	err = vrnic_aeq_init(vdev);
-	if (err)
-		goto err_cmdq_uninit;
-
-	err = vrnic_admin_irq_init(vdev);
-	if (err) {
-		dev_err(&pdev->dev, "cannot request the admin IRQ (%d)\n", err);
-		goto err_aeq_uninit;
-	}
-	vrnic_cmdq_set_polling(&vdev->cmdq, false);
-
-	vrnic_link_init(vdev);
-
-	err = vrnic_cmd_query_port(&vdev->cmdq, VRNIC_PORT, &vdev->port_attr);
-	if (err) {
-		dev_err(&pdev->dev, "QUERY_PORT failed (%d)\n", err);
-		goto err_admin_irq_uninit;
-	}
-	if (!vdev->port_attr.gid_tbl_len) {
-		dev_err(&pdev->dev, "device reports an empty GID table\n");
-		err = -EINVAL;
-		goto err_admin_irq_uninit;
-	}
-
-	err = vrnic_objects_init(vdev);
-	if (err)
-		goto err_admin_irq_uninit;
-
-	vrnic_debugfs_init(vdev);
-	return 0;
-
-err_admin_irq_uninit:
-	vrnic_cmdq_set_polling(&vdev->cmdq, true);
-	vrnic_admin_irq_uninit(vdev);
-err_aeq_uninit:
-	vrnic_aeq_uninit(vdev);
-err_cmdq_uninit:
-	vrnic_cmdq_uninit(&vdev->cmdq);
-err_free_vectors:
-	pci_free_irq_vectors(pdev);
-err_clear_master:
-	pci_clear_master(pdev);
-err_reset:
-	vrnic_reset_device(vdev);
-err_iounmap:
-	pci_iounmap(pdev, vdev->regs);
-err_release_regions:
-	pci_release_regions(pdev);
-err_disable_device:
-	pci_disable_device(pdev);
-err_dealloc:
-	ida_destroy(&vdev->db_ida);
-	ib_dealloc_device(&vdev->ibdev);
-	return err;
-}
-
-static void vrnic_remove_dev(struct pci_dev *pdev)
-{
-	struct vrnic_dev *vdev = pci_get_drvdata(pdev);
-
-	vrnic_debugfs_uninit(vdev);
-	vrnic_objects_uninit(vdev);
-	vrnic_cmdq_set_polling(&vdev->cmdq, true);
-	vrnic_admin_irq_uninit(vdev);
-	vrnic_aeq_uninit(vdev);
-	vrnic_cmdq_uninit(&vdev->cmdq);
-	pci_free_irq_vectors(pdev);
-	pci_clear_master(pdev);
-	vrnic_reset_device(vdev);
-	pci_iounmap(pdev, vdev->regs);
-	pci_release_regions(pdev);
-	pci_disable_device(pdev);
-	WARN_ON(!xa_empty(&vdev->cq_xa) || !xa_empty(&vdev->qp_xa) ||
-		!xa_empty(&vdev->srq_xa) || !xa_empty(&vdev->wq_xa));
-	ida_destroy(&vdev->db_ida);
-	ib_dealloc_device(&vdev->ibdev);
-}
-
-/* ---- stage 3: the ib_device ---- */
+/* ---- stage 2: the ib_device ---- */
 
 static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 {
@@ -527,7 +301,7 @@ static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 		return err;
 	}
 
-	seen_active = vrnic_port_active(vdev);
+	seen_active = vrnic_core_port_state(vdev->aux->core, NULL);
 	err = ib_register_device(ibdev, "vrnic%d", &vdev->pdev->dev);
 	if (err) {
 		dev_err(&vdev->pdev->dev, "ib_register_device failed (%d)\n",
@@ -535,7 +309,7 @@ static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 		ib_device_set_netdev(ibdev, NULL, VRNIC_PORT);
 		return err;
 	}
-	vrnic_ib_set_live(vdev, true, seen_active);
+	vrnic_core_port_events(vdev->aux->core, true, seen_active);
 
 	ibdev_info(ibdev, "RoCEv2 port on %s\n", netdev_name(vdev->netdev));
 	return 0;
@@ -543,75 +317,85 @@ static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 
 static void vrnic_ib_device_remove(struct vrnic_dev *vdev)
 {
-	vrnic_ib_set_live(vdev, false, false);
+	vrnic_core_port_events(vdev->aux->core, false, false);
 	/* Also deletes every GID (DEL_GID) and drops the netdev reference. */
 	ib_unregister_device(&vdev->ibdev);
 }
 
-/* ---- PCI driver ---- */
+/* ---- auxiliary driver ---- */
 
-static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
+static int vrnic_aux_probe(struct auxiliary_device *adev,
+			   const struct auxiliary_device_id *id)
 {
+	struct vrnic_aux_dev *aux = to_vrnic_aux_dev(adev);
 	struct vrnic_dev *vdev;
 	int err;
 
-	err = vrnic_probe_dev(pdev);
-	if (err)
-		return err;
-	vdev = pci_get_drvdata(pdev);
+	vdev = ib_alloc_device(vrnic_dev, ibdev);
+	if (!vdev)
+		return -ENOMEM;
 
-	err = vrnic_netdev_init(vdev);
-	if (err) {
-		dev_err(&pdev->dev, "cannot register the netdev (%d)\n", err);
-		goto err_remove_dev;
-	}
+	vdev->aux = aux;
+	vdev->pdev = aux->pdev;
+	vdev->regs = aux->regs;
+	vdev->cmdq = aux->cmdq;
+	vdev->netdev = aux->netdev;
+	vdev->debugfs = aux->debugfs;
+	vdev->num_comp = aux->num_comp;
+	vdev->db_page_shift = aux->db_page_shift;
+	vdev->db_num_pages = aux->db_num_pages;
+	mutex_init(&vdev->mr_query_lock);
+	ida_init(&vdev->db_ida);
+	xa_init(&vdev->cq_xa);
+	xa_init(&vdev->qp_xa);
+	xa_init(&vdev->srq_xa);
+	xa_init(&vdev->wq_xa);
+	vrnic_events_init(vdev);
+	auxiliary_set_drvdata(adev, vdev);
+
+	err = vrnic_objects_init(vdev);
+	if (err)
+		goto err_dealloc;
 
 	err = vrnic_ib_device_add(vdev);
 	if (err)
-		goto err_netdev_uninit;
+		goto err_objects_uninit;
 
+	vrnic_debugfs_init(vdev);
 	return 0;
 
-err_netdev_uninit:
-	vrnic_netdev_uninit(vdev);
-err_remove_dev:
-	vrnic_remove_dev(pdev);
+err_objects_uninit:
+	vrnic_objects_uninit(vdev);
+err_dealloc:
+	ida_destroy(&vdev->db_ida);
+	ib_dealloc_device(&vdev->ibdev);
 	return err;
 }
 
-static void vrnic_remove(struct pci_dev *pdev)
+static void vrnic_aux_remove(struct auxiliary_device *adev)
 {
-	struct vrnic_dev *vdev = pci_get_drvdata(pdev);
+	struct vrnic_dev *vdev = auxiliary_get_drvdata(adev);
 
+	vrnic_debugfs_uninit(vdev);
 	vrnic_ib_device_remove(vdev);
-	vrnic_netdev_uninit(vdev);
-	vrnic_remove_dev(pdev);
+	vrnic_objects_uninit(vdev);
+	WARN_ON(!xa_empty(&vdev->cq_xa) || !xa_empty(&vdev->qp_xa) ||
+		!xa_empty(&vdev->srq_xa) || !xa_empty(&vdev->wq_xa));
+	ida_destroy(&vdev->db_ida);
+	ib_dealloc_device(&vdev->ibdev);
 }
 
-static struct pci_driver vrnic_pci_driver = {
-	.name = VRNIC_DRV_NAME,
-	.id_table = vrnic_pci_table,
-	.probe = vrnic_probe,
-	.remove = vrnic_remove,
+static const struct auxiliary_device_id vrnic_aux_id_table[] = {
+	{ .name = "vrnic." VRNIC_AUX_RDMA_NAME },
+	{ }
+};
+MODULE_DEVICE_TABLE(auxiliary, vrnic_aux_id_table);
+
+static struct auxiliary_driver vrnic_aux_driver = {
+	.name = VRNIC_AUX_RDMA_NAME,
+	.probe = vrnic_aux_probe,
+	.remove = vrnic_aux_remove,
+	.id_table = vrnic_aux_id_table,
 };
 
-static int __init vrnic_init(void)
-{
-	int err;
-
-	vrnic_debugfs_register();
-
-	err = pci_register_driver(&vrnic_pci_driver);
-	if (err)
-		vrnic_debugfs_unregister();
-	return err;
-}
-
-static void __exit vrnic_exit(void)
-{
-	pci_unregister_driver(&vrnic_pci_driver);
-	vrnic_debugfs_unregister();
-}
-
-module_init(vrnic_init);
-module_exit(vrnic_exit);
+module_auxiliary_driver(vrnic_aux_driver);

@@ -149,7 +149,7 @@ static void vrnic_odp_fault_work(struct work_struct *work)
 	 * BAD_STATE: the QP was reset meanwhile and forgot the fault; the
 	 * next access faults again if it has to.
 	 */
-	err = vrnic_cmd_page_fault_done(&vdev->cmdq, qpn, f->responder, status);
+	err = vrnic_cmd_page_fault_done(vdev->cmdq, qpn, f->responder, status);
 	if (err && err != -EBUSY)
 		ibdev_warn_ratelimited(&vdev->ibdev,
 				       "PAGE_FAULT_DONE for qpn %u failed (%d)\n",
@@ -243,7 +243,7 @@ static bool vrnic_odp_invalidate(struct mmu_interval_notifier *mni,
 		last = base + i;
 	}
 	if (first != U64_MAX) {
-		err = vrnic_cmd_odp_invalidate(&vdev->cmdq, mr->ibmr.lkey, first,
+		err = vrnic_cmd_odp_invalidate(vdev->cmdq, mr->ibmr.lkey, first,
 					       last - first + 1);
 		/* A dead device does no more DMA: unmap anyway. */
 		if (err)
@@ -343,7 +343,7 @@ struct ib_mr *vrnic_reg_user_mr_odp(struct ib_pd *ibpd, u64 start,
 		  (implicit ? VRNIC_MR_FLAG_IMPLICIT : 0);
 	p.key_byte = vrnic_new_key_byte();
 	p.mem = &mr->mem.desc;
-	err = vrnic_cmd_reg_mr(&vdev->cmdq, &p, &key);
+	err = vrnic_cmd_reg_mr(vdev->cmdq, &p, &key);
 	if (err)
 		goto err_odp;
 
@@ -366,7 +366,7 @@ struct ib_mr *vrnic_reg_user_mr_odp(struct ib_pd *ibpd, u64 start,
 	return &mr->ibmr;
 
 err_dereg:
-	vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DEREG_MR, key);
+	vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DEREG_MR, key);
 err_odp:
 	vrnic_odp_free(vdev, mr);
 err_free:

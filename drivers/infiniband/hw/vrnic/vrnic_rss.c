@@ -28,13 +28,13 @@ static int vrnic_wq_to_qp_states(struct vrnic_dev *vdev, struct vrnic_rwq *wq,
 	switch (next) {
 	case IB_WQS_RESET:
 		hw.qp_state = cpu_to_le32(VRNIC_QPS_RESET);
-		return vrnic_cmd_modify_qp(&vdev->cmdq, wq->qpn,
+		return vrnic_cmd_modify_qp(vdev->cmdq, wq->qpn,
 					   VRNIC_QP_ATTR_STATE, &hw);
 	case IB_WQS_ERR:
 		if (cur == IB_WQS_RESET)
 			return -EINVAL;
 		hw.qp_state = cpu_to_le32(VRNIC_QPS_ERR);
-		return vrnic_cmd_modify_qp(&vdev->cmdq, wq->qpn,
+		return vrnic_cmd_modify_qp(vdev->cmdq, wq->qpn,
 					   VRNIC_QP_ATTR_STATE, &hw);
 	case IB_WQS_RDY:
 		if (cur == IB_WQS_RDY)
@@ -43,13 +43,13 @@ static int vrnic_wq_to_qp_states(struct vrnic_dev *vdev, struct vrnic_rwq *wq,
 			return -EINVAL;
 		/* RESET -> INIT takes the port; INIT -> RTR receives. */
 		hw.qp_state = cpu_to_le32(VRNIC_QPS_INIT);
-		err = vrnic_cmd_modify_qp(&vdev->cmdq, wq->qpn,
+		err = vrnic_cmd_modify_qp(vdev->cmdq, wq->qpn,
 					  VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_PORT,
 					  &hw);
 		if (err)
 			return err;
 		hw.qp_state = cpu_to_le32(VRNIC_QPS_RTR);
-		return vrnic_cmd_modify_qp(&vdev->cmdq, wq->qpn,
+		return vrnic_cmd_modify_qp(vdev->cmdq, wq->qpn,
 					   VRNIC_QP_ATTR_STATE, &hw);
 	default:
 		return -EINVAL;
@@ -108,7 +108,7 @@ struct ib_wq *vrnic_create_wq(struct ib_pd *ibpd,
 	p.recv_cqn = p.send_cqn;
 	p.uctx = vrnic_uctx(udata);
 	p.mem = &wq->mem.desc;
-	err = vrnic_cmd_create_qp(&vdev->cmdq, &p, &wq->qpn);
+	err = vrnic_cmd_create_qp(vdev->cmdq, &p, &wq->qpn);
 	if (err)
 		goto err_unpin;
 	err = xa_err(xa_store(&vdev->wq_xa, wq->qpn, wq, GFP_KERNEL));
@@ -126,7 +126,7 @@ struct ib_wq *vrnic_create_wq(struct ib_pd *ibpd,
 	return &wq->ibwq;
 
 err_destroy:
-	vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_QP, wq->qpn);
+	vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DESTROY_QP, wq->qpn);
 err_unpin:
 	vrnic_mem_uninit(vdev, &wq->mem);
 err_free:
@@ -174,7 +174,7 @@ int vrnic_destroy_wq(struct ib_wq *ibwq, struct ib_udata *udata)
 	int err;
 
 	/* ib_core holds a WQ while an indirection table names it. */
-	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_QP, wq->qpn);
+	err = vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DESTROY_QP, wq->qpn);
 	if (err)
 		ibdev_warn_ratelimited(&vdev->ibdev,
 				       "DESTROY_QP %u (WQ) failed (%d)\n",
@@ -261,7 +261,7 @@ int vrnic_create_rss_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 	p.key = cmd.rx_hash_key;
 	for (i = 0; i < (1U << p.log_size); i++)
 		p.qpn[i] = to_vrwq(tbl->ind_tbl[i])->qpn;
-	err = vrnic_cmd_create_rss(&vdev->cmdq, &p, &qp->qpn);
+	err = vrnic_cmd_create_rss(vdev->cmdq, &p, &qp->qpn);
 	if (err)
 		return err;
 	qp->rss = true;

@@ -106,7 +106,7 @@ static int vrnic_get_port_stats(struct vrnic_dev *vdev,
 	buf = dma_alloc_coherent(dma, sizeof(*buf), &buf_dma, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
-	err = vrnic_cmd_query_port_stats(&vdev->cmdq, port, buf, buf_dma,
+	err = vrnic_cmd_query_port_stats(vdev->cmdq, port, buf, buf_dma,
 					 stats->value);
 	/* A device that timed out may still write the buffer: leak it. */
 	if (err != -ETIMEDOUT)
@@ -118,7 +118,7 @@ int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index)
 {
 	struct vrnic_dev *vdev = to_vdev(ibdev);
-	struct vrnic_cmdq_stats *cs = &vdev->cmdq.stats;
+	struct vrnic_cmdq_stats *cs = &vdev->cmdq->stats;
 
 	if (port)
 		return vrnic_get_port_stats(vdev, stats, port);

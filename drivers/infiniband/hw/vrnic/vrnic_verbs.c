@@ -165,19 +165,15 @@ int vrnic_query_port(struct ib_device *ibdev, u32 port,
 {
 	struct vrnic_dev *vdev = to_vdev(ibdev);
 	struct vrnic_cmd_port_attr pa;
-	unsigned long flags;
 	bool link_up, active;
 	int err;
 
-	err = vrnic_cmd_query_port(&vdev->cmdq, port, &pa);
+	err = vrnic_cmd_query_port(vdev->cmdq, port, &pa);
 	if (err)
 		return err;
 
 	/* The state ib_core hears about in events, so both agree. */
-	spin_lock_irqsave(&vdev->event_lock, flags);
-	link_up = vdev->link_up;
-	active = vdev->port_active;
-	spin_unlock_irqrestore(&vdev->event_lock, flags);
+	active = vrnic_core_port_state(vdev->aux->core, &link_up);
 
 	/* ib_core zeroed *attr */
 	attr->state = active ? IB_PORT_ACTIVE : IB_PORT_DOWN;
@@ -248,7 +244,7 @@ int vrnic_add_gid(const struct ib_gid_attr *attr, void **context)
 	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
 		return -EINVAL;
 
-	return vrnic_cmd_add_gid(&vdev->cmdq, attr->index, attr->gid.raw,
+	return vrnic_cmd_add_gid(vdev->cmdq, attr->index, attr->gid.raw,
 				 VRNIC_GID_TYPE_ROCE_V2);
 }
 
@@ -256,7 +252,7 @@ int vrnic_del_gid(const struct ib_gid_attr *attr, void **context)
 {
 	struct vrnic_dev *vdev = to_vdev(attr->device);
 
-	return vrnic_cmd_del_gid(&vdev->cmdq, attr->index);
+	return vrnic_cmd_del_gid(vdev->cmdq, attr->index);
 }
 
 /*
@@ -576,7 +572,7 @@ int vrnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	if (err)
 		return err;
 
-	err = vrnic_cmd_alloc_pd(&vdev->cmdq, vrnic_uctx(udata), &pd->pdn);
+	err = vrnic_cmd_alloc_pd(vdev->cmdq, vrnic_uctx(udata), &pd->pdn);
 	if (err)
 		return err;
 	atomic_inc(&vdev->res_count[VRNIC_RES_PD]);
@@ -589,7 +585,7 @@ int vrnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct vrnic_pd *pd = to_vpd(ibpd);
 	int err;
 
-	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DEALLOC_PD, pd->pdn);
+	err = vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DEALLOC_PD, pd->pdn);
 	if (err)
 		ibdev_warn_ratelimited(&vdev->ibdev,
 				       "DEALLOC_PD %u failed (%d)\n", pd->pdn,
@@ -696,7 +692,7 @@ struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int ib_access)
 	p.flags = VRNIC_MR_FLAG_DMA;
 	p.key_byte = vrnic_new_key_byte();
 	p.mem = &desc;
-	err = vrnic_cmd_reg_mr(&vdev->cmdq, &p, &key);
+	err = vrnic_cmd_reg_mr(vdev->cmdq, &p, &key);
 	if (err) {
 		kfree(mr);
 		return ERR_PTR(err);
@@ -752,7 +748,7 @@ static struct ib_mr *vrnic_reg_umem_mr(struct ib_pd *ibpd,
 	p.access = access;
 	p.key_byte = vrnic_new_key_byte();
 	p.mem = &mr->mem.desc;
-	err = vrnic_cmd_reg_mr(&vdev->cmdq, &p, &key);
+	err = vrnic_cmd_reg_mr(vdev->cmdq, &p, &key);
 	if (err)
 		goto err_mem_uninit;
 
@@ -890,7 +886,7 @@ struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	p.key_byte = (flags & IB_MR_REREG_TRANS) ?
 		     vrnic_other_key_byte(ibmr->lkey) :
 		     FIELD_GET(VRNIC_KEY_BYTE_MASK, ibmr->lkey);
-	err = vrnic_cmd_rereg_mr(&vdev->cmdq, &p, &key);
+	err = vrnic_cmd_rereg_mr(vdev->cmdq, &p, &key);
 	if (err) {
 		vrnic_mem_uninit(vdev, &new_mem);
 		return ERR_PTR(err);
@@ -913,7 +909,7 @@ int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct vrnic_mr *mr = to_vmr(ibmr);
 	int err;
 
-	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DEREG_MR, ibmr->lkey);
+	err = vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DEREG_MR, ibmr->lkey);
 	/*
 	 * Memory windows are still bound to it: the device keeps the MR, so
 	 * its pages must stay pinned (IBTA: deregistration fails).
@@ -965,7 +961,7 @@ struct ib_mr *vrnic_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	p.flags = VRNIC_MR_FLAG_DEVICE_MEM;
 	p.key_byte = vrnic_new_key_byte();
 	p.mem = &mr->mem.desc;
-	err = vrnic_cmd_reg_mr(&vdev->cmdq, &p, &key);
+	err = vrnic_cmd_reg_mr(vdev->cmdq, &p, &key);
 	if (err) {
 		kfree(mr);
 		return ERR_PTR(err);
@@ -1002,7 +998,7 @@ int vrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	default:
 		return -EINVAL;
 	}
-	err = vrnic_cmd_alloc_mw(&vdev->cmdq, to_vpd(ibmw->pd)->pdn, type,
+	err = vrnic_cmd_alloc_mw(vdev->cmdq, to_vpd(ibmw->pd)->pdn, type,
 				 vrnic_new_key_byte(), &key);
 	if (err)
 		return err;
@@ -1016,7 +1012,7 @@ int vrnic_dealloc_mw(struct ib_mw *ibmw)
 	struct vrnic_dev *vdev = to_vdev(ibmw->device);
 	int err;
 
-	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DEALLOC_MW, ibmw->rkey);
+	err = vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DEALLOC_MW, ibmw->rkey);
 	if (err)
 		ibdev_warn_ratelimited(&vdev->ibdev,
 				       "DEALLOC_MW %#x failed (%d)\n",
@@ -1195,7 +1191,7 @@ int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	p.uctx = vrnic_uctx(udata);
 	p.flags = cq->flags;
 	p.mem = &cq->mem.desc;
-	err = vrnic_cmd_create_cq(&vdev->cmdq, &p, &cq->cqn);
+	err = vrnic_cmd_create_cq(vdev->cmdq, &p, &cq->cqn);
 	if (err)
 		goto err_free_ring;
 
@@ -1216,7 +1212,7 @@ int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	return 0;
 
 err_destroy:
-	vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_CQ, cq->cqn);
+	vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DESTROY_CQ, cq->cqn);
 err_free_ring:
 	vrnic_mem_uninit(vdev, &cq->mem);
 	vrnic_kbuf_free(vdev, &cq->kbuf);
@@ -1249,7 +1245,7 @@ static int vrnic_resize_kernel_cq(struct vrnic_dev *vdev, struct vrnic_cq *cq,
 	p.log_depth = log_depth;
 	p.uctx = 0;
 	p.mem = &mem.desc;
-	err = vrnic_cmd_resize_cq(&vdev->cmdq, cq->cqn, &p);
+	err = vrnic_cmd_resize_cq(vdev->cmdq, cq->cqn, &p);
 
 	spin_lock_irqsave(&cq->lock, flags);
 	if (!err) {
@@ -1303,7 +1299,7 @@ int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	p.uctx = vrnic_uctx(udata);
 	p.flags = cq->flags;
 	p.mem = &mem.desc;
-	err = vrnic_cmd_resize_cq(&vdev->cmdq, cq->cqn, &p);
+	err = vrnic_cmd_resize_cq(vdev->cmdq, cq->cqn, &p);
 	if (err) {
 		vrnic_mem_uninit(vdev, &mem);
 		return err;
@@ -1327,7 +1323,7 @@ int vrnic_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
 
 	if (cq_count > 1 && !cq_period)
 		cq_period = VRNIC_CQ_MOD_MAX_PERIOD_US;
-	return vrnic_cmd_modify_cq(&vdev->cmdq, to_vcq(ibcq)->cqn, cq_count,
+	return vrnic_cmd_modify_cq(vdev->cmdq, to_vcq(ibcq)->cqn, cq_count,
 				   cq_period);
 }
 
@@ -1337,7 +1333,7 @@ int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct vrnic_cq *cq = to_vcq(ibcq);
 	int err;
 
-	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_CQ, cq->cqn);
+	err = vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DESTROY_CQ, cq->cqn);
 	if (err)
 		ibdev_warn_ratelimited(&vdev->ibdev,
 				       "DESTROY_CQ %u failed (%d)\n", cq->cqn,
@@ -1722,7 +1718,7 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	p.srqn = init_attr->srq ? to_vsrq(init_attr->srq)->srqn : 0;
 	p.uctx = vrnic_uctx(udata);
 	p.mem = &qp->mem.desc;
-	err = vrnic_cmd_create_qp(&vdev->cmdq, &p, &qp->qpn);
+	err = vrnic_cmd_create_qp(vdev->cmdq, &p, &qp->qpn);
 	if (err)
 		goto err_free_rings;
 	if (init_attr->qp_type == IB_QPT_GSI && qp->qpn != 1)
@@ -1750,7 +1746,7 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	return 0;
 
 err_destroy:
-	vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_QP, qp->qpn);
+	vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DESTROY_QP, qp->qpn);
 err_free_rings:
 	vrnic_qp_free_rings(vdev, qp);
 	return err;
@@ -1892,7 +1888,7 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (err)
 		goto out;
 
-	err = vrnic_cmd_modify_qp(&vdev->cmdq, qp->qpn, attr_mask, &hw);
+	err = vrnic_cmd_modify_qp(vdev->cmdq, qp->qpn, attr_mask, &hw);
 	if (err) {
 		if (err == -EBUSY)	/* BAD_STATE: a transition refused */
 			err = -EINVAL;
@@ -1931,7 +1927,7 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		init_attr->rwq_ind_tbl = ibqp->rwq_ind_tbl;
 		return 0;
 	}
-	err = vrnic_cmd_query_qp(&vdev->cmdq, qp->qpn, &hw);
+	err = vrnic_cmd_query_qp(vdev->cmdq, qp->qpn, &hw);
 	if (err)
 		return err;
 
@@ -1989,7 +1985,7 @@ int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	if (qp->rss) {
 		/* Its flow rules are gone (ib_uverbs destroys them first). */
-		err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_RSS,
+		err = vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DESTROY_RSS,
 					qp->qpn);
 		if (err)
 			ibdev_warn_ratelimited(&vdev->ibdev,
@@ -1997,7 +1993,7 @@ int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 					       qp->qpn, err);
 		return 0;
 	}
-	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_QP, qp->qpn);
+	err = vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DESTROY_QP, qp->qpn);
 	if (err)
 		ibdev_warn_ratelimited(&vdev->ibdev,
 				       "DESTROY_QP %u failed (%d)\n", qp->qpn,
@@ -2027,7 +2023,7 @@ static int vrnic_mcast(struct ib_qp *ibqp, union ib_gid *gid,
 	if (ibqp->qp_type != IB_QPT_UD ||
 	    !rdma_is_multicast_addr((struct in6_addr *)gid->raw))
 		return -EINVAL;
-	return vrnic_cmd_mcast(&vdev->cmdq, op, to_vqp(ibqp)->qpn, gid->raw);
+	return vrnic_cmd_mcast(vdev->cmdq, op, to_vqp(ibqp)->qpn, gid->raw);
 }
 
 int vrnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
@@ -2129,7 +2125,7 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 	p.uctx = vrnic_uctx(udata);
 	p.limit = attr->srq_limit;
 	p.mem = &srq->mem.desc;
-	err = vrnic_cmd_create_srq(&vdev->cmdq, &p, &srq->srqn);
+	err = vrnic_cmd_create_srq(vdev->cmdq, &p, &srq->srqn);
 	if (err)
 		goto err_free_ring;
 	/* ib_uverbs returns it: the number XRC senders put in their WQEs. */
@@ -2155,7 +2151,7 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 	return 0;
 
 err_destroy:
-	vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_SRQ, srq->srqn);
+	vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DESTROY_SRQ, srq->srqn);
 err_free_ring:
 	bitmap_free(srq->done);
 	kvfree(srq->rq.wrid);
@@ -2181,7 +2177,7 @@ int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		return 0;
 	if (attr->srq_limit > srq->max_wr)
 		return -EINVAL;
-	return vrnic_cmd_modify_srq(&vdev->cmdq, srq->srqn,
+	return vrnic_cmd_modify_srq(vdev->cmdq, srq->srqn,
 				    VRNIC_SRQ_ATTR_LIMIT, attr->srq_limit);
 }
 
@@ -2192,7 +2188,7 @@ int vrnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	struct vrnic_cmd_srq_attr sa;
 	int err;
 
-	err = vrnic_cmd_query_srq(&vdev->cmdq, srq->srqn, &sa);
+	err = vrnic_cmd_query_srq(vdev->cmdq, srq->srqn, &sa);
 	if (err)
 		return err;
 	attr->max_wr = srq->max_wr;
@@ -2207,7 +2203,7 @@ int vrnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct vrnic_srq *srq = to_vsrq(ibsrq);
 	int err;
 
-	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_SRQ,
+	err = vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DESTROY_SRQ,
 				srq->srqn);
 	if (err)
 		ibdev_warn_ratelimited(&vdev->ibdev,

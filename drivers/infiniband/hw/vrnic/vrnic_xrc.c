@@ -28,7 +28,7 @@ int vrnic_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 	err = vrnic_udata_no_in(&vdev->ibdev, udata, "alloc_xrcd");
 	if (err)
 		return err;
-	err = vrnic_cmd_alloc_xrcd(&vdev->cmdq, &xrcd->xrcdn);
+	err = vrnic_cmd_alloc_xrcd(vdev->cmdq, &xrcd->xrcdn);
 	if (err)
 		return err;
 	atomic_inc(&vdev->res_count[VRNIC_RES_XRCD]);
@@ -42,7 +42,7 @@ int vrnic_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 	struct vrnic_xrcd *xrcd = to_vxrcd(ibxrcd);
 	int err;
 
-	err = vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DEALLOC_XRCD,
+	err = vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DEALLOC_XRCD,
 				xrcd->xrcdn);
 	if (err)
 		ibdev_warn_ratelimited(&vdev->ibdev,
@@ -79,13 +79,13 @@ int vrnic_create_xrc_tgt_qp(struct vrnic_dev *vdev, struct vrnic_qp *qp,
 
 	p.type = VRNIC_QP_TYPE_XRC_TGT;
 	p.xrcdn = to_vxrcd(init_attr->xrcd)->xrcdn;
-	err = vrnic_cmd_create_qp(&vdev->cmdq, &p, &qp->qpn);
+	err = vrnic_cmd_create_qp(vdev->cmdq, &p, &qp->qpn);
 	if (err)
 		return err;
 	/* For its async events and page faults. */
 	err = xa_err(xa_store(&vdev->qp_xa, qp->qpn, qp, GFP_KERNEL));
 	if (err) {
-		vrnic_cmd_destroy(&vdev->cmdq, VRNIC_AQ_OP_DESTROY_QP, qp->qpn);
+		vrnic_cmd_destroy(vdev->cmdq, VRNIC_AQ_OP_DESTROY_QP, qp->qpn);
 		return err;
 	}
 

@@ -24,6 +24,7 @@
 #include <linux/bitfield.h>
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
+#include <linux/export.h>
 #include <linux/io.h>
 #include <linux/jiffies.h>
 #include <linux/slab.h>
@@ -81,6 +82,7 @@ const char *vrnic_cmdq_opcode_str(u16 opcode)
 		return vrnic_cmdq_opcode_names[opcode];
 	return "UNKNOWN";
 }
+EXPORT_SYMBOL_GPL(vrnic_cmdq_opcode_str);
 
 static int vrnic_cmdq_status_to_errno(u8 status)
 {
@@ -370,6 +372,7 @@ int vrnic_cmdq_exec(struct vrnic_cmdq *cmdq, union vrnic_aq_cmd *cmd,
 	up(&cmdq->credits);
 	return err;
 }
+EXPORT_SYMBOL_GPL(vrnic_cmdq_exec);
 
 /**
  * vrnic_cmdq_exec_dma - run a query whose answer is too big for the engine's
@@ -397,6 +400,7 @@ int vrnic_cmdq_exec_dma(struct vrnic_cmdq *cmdq, union vrnic_aq_cmd *cmd,
 		dma_rmb();
 	return err;
 }
+EXPORT_SYMBOL_GPL(vrnic_cmdq_exec_dma);
 
 void vrnic_cmdq_set_polling(struct vrnic_cmdq *cmdq, bool polling)
 {

@@ -24,7 +24,7 @@
 #include <linux/netdevice.h>
 #include <linux/unaligned.h>
 
-#include "vrnic.h"
+#include "vrnic_core.h"
 
 /* 256 descriptors per ring (less if the device cannot do that many) */
 #define VRNIC_ETH_LOG_DEPTH	8
@@ -49,7 +49,7 @@ struct vrnic_eth_ring {
 };
 
 struct vrnic_eth {
-	struct vrnic_dev *vdev;
+	struct vrnic_core *core;
 	struct net_device *netdev;
 	struct device *dmadev;
 	struct napi_struct napi;
@@ -291,16 +291,16 @@ repost:
 
 	/* writel orders the descriptor writes before the doorbell. */
 	if (done)
-		vrnic_reg_write(eth->vdev, VRNIC_REG_ETH_RX_PI,
+		vrnic_reg_write(eth->core, VRNIC_REG_ETH_RX_PI,
 				FIELD_PREP(VRNIC_INDEX_MASK, rx->pi));
 	return done;
 }
 
 static void vrnic_eth_arm(struct vrnic_eth *eth)
 {
-	vrnic_reg_write(eth->vdev, VRNIC_REG_ETH_TX_ARM,
+	vrnic_reg_write(eth->core, VRNIC_REG_ETH_TX_ARM,
 			FIELD_PREP(VRNIC_INDEX_MASK, eth->tx.ci));
-	vrnic_reg_write(eth->vdev, VRNIC_REG_ETH_RX_ARM,
+	vrnic_reg_write(eth->core, VRNIC_REG_ETH_RX_ARM,
 			FIELD_PREP(VRNIC_INDEX_MASK, eth->rx.ci));
 }
 
@@ -331,35 +331,35 @@ static irqreturn_t vrnic_eth_irq_handler(int irq, void *data)
 
 static void vrnic_eth_hw_start(struct vrnic_eth *eth)
 {
-	struct vrnic_dev *vdev = eth->vdev;
+	struct vrnic_core *core = eth->core;
 
-	vrnic_reg_write(vdev, VRNIC_REG_ETH_TX_BASE_LO,
+	vrnic_reg_write(core, VRNIC_REG_ETH_TX_BASE_LO,
 			lower_32_bits(eth->tx.dma));
-	vrnic_reg_write(vdev, VRNIC_REG_ETH_TX_BASE_HI,
+	vrnic_reg_write(core, VRNIC_REG_ETH_TX_BASE_HI,
 			upper_32_bits(eth->tx.dma));
-	vrnic_reg_write(vdev, VRNIC_REG_ETH_TX_CFG,
+	vrnic_reg_write(core, VRNIC_REG_ETH_TX_CFG,
 			VRNIC_RING_CFG_ENABLE |
 			FIELD_PREP(VRNIC_RING_CFG_LOG_DEPTH_MASK,
 				   eth->tx.log_depth));
 
-	vrnic_reg_write(vdev, VRNIC_REG_ETH_RX_BASE_LO,
+	vrnic_reg_write(core, VRNIC_REG_ETH_RX_BASE_LO,
 			lower_32_bits(eth->rx.dma));
-	vrnic_reg_write(vdev, VRNIC_REG_ETH_RX_BASE_HI,
+	vrnic_reg_write(core, VRNIC_REG_ETH_RX_BASE_HI,
 			upper_32_bits(eth->rx.dma));
-	vrnic_reg_write(vdev, VRNIC_REG_ETH_RX_CFG,
+	vrnic_reg_write(core, VRNIC_REG_ETH_RX_CFG,
 			VRNIC_RING_CFG_ENABLE |
 			FIELD_PREP(VRNIC_RING_CFG_LOG_DEPTH_MASK,
 				   eth->rx.log_depth));
-	vrnic_reg_write(vdev, VRNIC_REG_ETH_RX_PI,
+	vrnic_reg_write(core, VRNIC_REG_ETH_RX_PI,
 			FIELD_PREP(VRNIC_INDEX_MASK, eth->rx.pi));
 }
 
 /* Back to idle before the writes return: no DMA to the rings after this. */
 static void vrnic_eth_hw_stop(struct vrnic_eth *eth)
 {
-	vrnic_reg_write(eth->vdev, VRNIC_REG_ETH_TX_CFG, 0);
-	vrnic_reg_write(eth->vdev, VRNIC_REG_ETH_RX_CFG, 0);
-	vrnic_reg_read(eth->vdev, VRNIC_REG_ETH_RX_CFG);	/* flush */
+	vrnic_reg_write(eth->core, VRNIC_REG_ETH_TX_CFG, 0);
+	vrnic_reg_write(eth->core, VRNIC_REG_ETH_RX_CFG, 0);
+	vrnic_reg_read(eth->core, VRNIC_REG_ETH_RX_CFG);	/* flush */
 }
 
 /*
@@ -371,7 +371,7 @@ static int vrnic_eth_rings_alloc(struct vrnic_eth *eth,
 				 struct vrnic_eth_ring *tx,
 				 struct vrnic_eth_ring *rx, u32 buf_len)
 {
-	u8 log_depth = min3(eth->vdev->eth_max_log_depth,
+	u8 log_depth = min3(eth->core->eth_max_log_depth,
 			    (u8)VRNIC_ETH_MAX_LOG_DEPTH,
 			    (u8)VRNIC_ETH_LOG_DEPTH);
 	int err;
@@ -455,7 +455,7 @@ static int vrnic_eth_open(struct net_device *netdev)
 		return err;
 
 	/* The port may become ACTIVE. */
-	vrnic_netdev_set_up(eth->vdev, true);
+	vrnic_netdev_set_up(eth->core, true);
 	return 0;
 }
 
@@ -464,7 +464,7 @@ static int vrnic_eth_stop(struct net_device *netdev)
 	struct vrnic_eth *eth = netdev_priv(netdev);
 
 	/* The port goes DOWN. */
-	vrnic_netdev_set_up(eth->vdev, false);
+	vrnic_netdev_set_up(eth->core, false);
 	vrnic_eth_down(eth);
 	return 0;
 }
@@ -546,7 +546,7 @@ ring_db:
 	 * Also on the drop paths: an earlier frame may have deferred its
 	 * doorbell to this one. writel orders the descriptor before it.
 	 */
-	vrnic_reg_write(eth->vdev, VRNIC_REG_ETH_TX_PI,
+	vrnic_reg_write(eth->core, VRNIC_REG_ETH_TX_PI,
 			FIELD_PREP(VRNIC_INDEX_MASK, tx->pi));
 	return NETDEV_TX_OK;
 }
@@ -554,13 +554,13 @@ ring_db:
 static int vrnic_eth_change_mtu(struct net_device *netdev, int new_mtu)
 {
 	struct vrnic_eth *eth = netdev_priv(netdev);
-	struct vrnic_dev *vdev = eth->vdev;
+	struct vrnic_core *core = eth->core;
 	u32 buf_len = new_mtu + VRNIC_ETH_FRAME_OVERHEAD;
 	struct vrnic_eth_ring tx, rx;
 	int err;
 
 	if (!netif_running(netdev)) {
-		err = vrnic_cmd_set_mtu(&vdev->cmdq, new_mtu);
+		err = vrnic_cmd_set_mtu(&core->cmdq, new_mtu);
 		if (err)
 			return err;
 		WRITE_ONCE(netdev->mtu, new_mtu);
@@ -576,7 +576,7 @@ static int vrnic_eth_change_mtu(struct net_device *netdev, int new_mtu)
 	if (err)
 		return err;
 
-	err = vrnic_cmd_set_mtu(&vdev->cmdq, new_mtu);
+	err = vrnic_cmd_set_mtu(&core->cmdq, new_mtu);
 	if (err) {
 		vrnic_eth_rings_free(eth, &tx, &rx);
 		return err;
@@ -603,7 +603,7 @@ static int vrnic_eth_set_mac_address(struct net_device *netdev, void *p)
 	if (err)
 		return err;
 
-	err = vrnic_cmd_set_mac(&eth->vdev->cmdq, (const u8 *)addr->sa_data);
+	err = vrnic_cmd_set_mac(&eth->core->cmdq, (const u8 *)addr->sa_data);
 	if (err)
 		return err;
 
@@ -620,7 +620,7 @@ static void vrnic_eth_set_rx_mode(struct net_device *netdev)
 	/* Broadcast and all multicast are always delivered. */
 	if (netdev->flags & IFF_PROMISC)
 		ctrl |= VRNIC_ETH_CTRL_PROMISC;
-	vrnic_reg_write(eth->vdev, VRNIC_REG_ETH_CTRL, ctrl);
+	vrnic_reg_write(eth->core, VRNIC_REG_ETH_CTRL, ctrl);
 }
 
 static void vrnic_eth_tx_timeout(struct net_device *netdev,
@@ -631,7 +631,7 @@ static void vrnic_eth_tx_timeout(struct net_device *netdev,
 	/* The watchdog calls this at most once per watchdog_timeo. */
 	netdev_warn(netdev, "TX stalled: pi %u ci %u dev_sts %#x\n",
 		    READ_ONCE(eth->tx.pi), READ_ONCE(eth->tx.ci),
-		    vrnic_reg_read(eth->vdev, VRNIC_REG_DEV_STS));
+		    vrnic_reg_read(eth->core, VRNIC_REG_DEV_STS));
 }
 
 static const struct net_device_ops vrnic_netdev_ops = {
@@ -652,7 +652,7 @@ static void vrnic_eth_get_drvinfo(struct net_device *netdev,
 	struct vrnic_eth *eth = netdev_priv(netdev);
 
 	strscpy(info->driver, VRNIC_DRV_NAME, sizeof(info->driver));
-	strscpy(info->bus_info, pci_name(eth->vdev->pdev),
+	strscpy(info->bus_info, pci_name(eth->core->pdev),
 		sizeof(info->bus_info));
 }
 
@@ -667,7 +667,7 @@ static int vrnic_eth_get_link_ksettings(struct net_device *netdev,
 	struct vrnic_cmd_port_attr attr;
 	int err;
 
-	err = vrnic_cmd_query_port(&eth->vdev->cmdq, VRNIC_PORT, &attr);
+	err = vrnic_cmd_query_port(&eth->core->cmdq, VRNIC_PORT, &attr);
 	if (err)
 		return err;
 
@@ -692,13 +692,13 @@ static const struct ethtool_ops vrnic_ethtool_ops = {
 };
 
 /* The permanent MAC: bytes 0..3 in MAC_LO, bytes 4..5 in MAC_HI 15:0. */
-static void vrnic_eth_init_mac(struct vrnic_dev *vdev,
+static void vrnic_eth_init_mac(struct vrnic_core *core,
 			       struct net_device *netdev)
 {
 	u8 mac[ETH_ALEN];
 
-	put_unaligned_le32(vrnic_reg_read(vdev, VRNIC_REG_MAC_LO), mac);
-	put_unaligned_le16(lower_16_bits(vrnic_reg_read(vdev,
+	put_unaligned_le32(vrnic_reg_read(core, VRNIC_REG_MAC_LO), mac);
+	put_unaligned_le16(lower_16_bits(vrnic_reg_read(core,
 							VRNIC_REG_MAC_HI)),
 			   mac + 4);
 	if (is_valid_ether_addr(mac)) {
@@ -707,13 +707,13 @@ static void vrnic_eth_init_mac(struct vrnic_dev *vdev,
 	}
 
 	eth_hw_addr_random(netdev);
-	dev_warn(&vdev->pdev->dev, "invalid permanent MAC %pM, using %pM\n",
+	dev_warn(&core->pdev->dev, "invalid permanent MAC %pM, using %pM\n",
 		 mac, netdev->dev_addr);
 }
 
-int vrnic_netdev_init(struct vrnic_dev *vdev)
+int vrnic_netdev_init(struct vrnic_core *core)
 {
-	struct pci_dev *pdev = vdev->pdev;
+	struct pci_dev *pdev = core->pdev;
 	struct net_device *netdev;
 	struct vrnic_eth *eth;
 	int err;
@@ -724,7 +724,7 @@ int vrnic_netdev_init(struct vrnic_dev *vdev)
 
 	SET_NETDEV_DEV(netdev, &pdev->dev);
 	eth = netdev_priv(netdev);
-	eth->vdev = vdev;
+	eth->core = core;
 	eth->netdev = netdev;
 	eth->dmadev = &pdev->dev;
 
@@ -736,18 +736,18 @@ int vrnic_netdev_init(struct vrnic_dev *vdev)
 	netdev->watchdog_timeo = VRNIC_ETH_TX_TIMEOUT;
 	netdev->min_mtu = ETH_MIN_MTU;
 	/* Descriptor lengths are 16 bits wide. */
-	netdev->max_mtu = min_t(u32, vdev->eth_max_mtu,
+	netdev->max_mtu = min_t(u32, core->eth_max_mtu,
 				U16_MAX - VRNIC_ETH_FRAME_OVERHEAD);
 	if (netdev->mtu > netdev->max_mtu)
 		netdev->mtu = netdev->max_mtu;
 
-	vrnic_eth_init_mac(vdev, netdev);
+	vrnic_eth_init_mac(core, netdev);
 
 	/* A reset cleared the device's MAC and MTU: program ours. */
-	err = vrnic_cmd_set_mac(&vdev->cmdq, netdev->dev_addr);
+	err = vrnic_cmd_set_mac(&core->cmdq, netdev->dev_addr);
 	if (err)
 		goto err_free_netdev;
-	err = vrnic_cmd_set_mtu(&vdev->cmdq, netdev->mtu);
+	err = vrnic_cmd_set_mtu(&core->cmdq, netdev->mtu);
 	if (err)
 		goto err_free_netdev;
 
@@ -761,16 +761,16 @@ int vrnic_netdev_init(struct vrnic_dev *vdev)
 		goto err_napi_del;
 
 	netif_carrier_off(netdev);
-	vdev->netdev = netdev;
+	core->netdev = netdev;
 	err = register_netdev(netdev);
 	if (err)
 		goto err_free_irq;
 
-	vrnic_netdev_set_live(vdev, true);
+	vrnic_netdev_set_live(core, true);
 	return 0;
 
 err_free_irq:
-	vdev->netdev = NULL;
+	core->netdev = NULL;
 	free_irq(pci_irq_vector(pdev, VRNIC_VEC_ETH), eth);
 err_napi_del:
 	netif_napi_del(&eth->napi);
@@ -779,15 +779,15 @@ err_free_netdev:
 	return err;
 }
 
-void vrnic_netdev_uninit(struct vrnic_dev *vdev)
+void vrnic_netdev_uninit(struct vrnic_core *core)
 {
-	struct net_device *netdev = vdev->netdev;
+	struct net_device *netdev = core->netdev;
 	struct vrnic_eth *eth = netdev_priv(netdev);
 
-	vrnic_netdev_set_live(vdev, false);
+	vrnic_netdev_set_live(core, false);
 	unregister_netdev(netdev);	/* runs ndo_stop if it is up */
-	free_irq(pci_irq_vector(vdev->pdev, VRNIC_VEC_ETH), eth);
+	free_irq(pci_irq_vector(core->pdev, VRNIC_VEC_ETH), eth);
 	netif_napi_del(&eth->napi);
-	vdev->netdev = NULL;
+	core->netdev = NULL;
 	free_netdev(netdev);
 }

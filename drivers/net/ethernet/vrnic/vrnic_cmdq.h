@@ -2,7 +2,8 @@
 /*
  * vrnic admin queue engine: submits 128-byte commands to the device's admin
  * SQ and collects 16-byte completions from its CQ. It knows the command
- * header and nothing about ib objects (those live in vrnic_cmd.c).
+ * header and nothing about what a command means: the Ethernet driver's
+ * commands are in vrnic_eth_cmd.c, the RDMA driver's in its vrnic_cmd.c.
  */
 #ifndef VRNIC_CMDQ_H
 #define VRNIC_CMDQ_H
@@ -12,6 +13,7 @@
 #include <linux/device.h>
 #include <linux/semaphore.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
 #include <linux/types.h>
 
 #include "vrnic_hw_defs.h"
@@ -124,6 +126,14 @@ struct vrnic_cmdq {
 
 	struct vrnic_cmdq_stats stats;
 };
+
+/* A command with every reserved byte 0, as the device checks. */
+static inline void vrnic_cmd_init(union vrnic_aq_cmd *cmd,
+				  enum vrnic_aq_opcode op)
+{
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->hdr.opcode = cpu_to_le16(op);
+}
 
 int vrnic_cmdq_init(struct vrnic_cmdq *cmdq, struct device *dev,
 		    void __iomem *regs);
