@@ -283,6 +283,9 @@ void vrnic_debugfs_uninit(struct vrnic_dev *vdev)
 {
 	unsigned int i;
 
+	/* No directory (debugfs off): debugfs_lookup() needs a real parent. */
+	if (IS_ERR_OR_NULL(vdev->debugfs))
+		return;
 	for (i = 0; i < ARRAY_SIZE(vrnic_debugfs_files); i++)
 		debugfs_lookup_and_remove(vrnic_debugfs_files[i].name,
 					  vdev->debugfs);
