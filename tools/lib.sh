@@ -33,6 +33,13 @@ guest_kernel_release() {
 }
 
 qemu_dir() { echo "$VRNIC_CACHE/qemu-$QEMU_VERSION"; }
+# The whole Linux source as Debian's linux-source-6.12 ships it, a git
+# repository (src/, its commit tagged $LINUX_BASE_TAG) that the kernel
+# series applies to; keyed by that package's version.
+LINUX_BASE_TAG=linux-source-$KERNEL_SERIES
+linux_tree_dir() {
+	echo "$VRNIC_CACHE/linux-$(dpkg-query -W -f='${Version}' "linux-source-$KERNEL_SERIES" | tr '~' '_')"
+}
 kernel_dir() { echo "$VRNIC_CACHE/kernel-$1"; }
 
 # The URI of this machine's configured Debian source for SUITE (never a

@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # The series that put vrnic into its upstream trees (Documentation/upstream.rst):
-# rdma-core's and QEMU's. Each is made fresh from this checkout against the
+# rdma-core's, QEMU's and Linux's. Each is made fresh from this checkout against the
 # source `make setup` unpacked, so it never drifts from the code.
 #
 #   tools/patches.sh [-o DIR] [TREE...]          write DIR/TREE/*.patch
 #                                                (build/patches; TREE: rdma-core
-#                                                qemu; default both)
+#                                                qemu linux; default all three)
 #   tools/patches.sh --check [-o DIR] [TREE...]  and check each series in its
 #                                                tree, as TAP (make check)
 set -euo pipefail
@@ -20,11 +20,11 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	-o) [ -n "${2:-}" ] || die "-o needs a directory"; out=$2; shift 2 ;;
 	--check) check=1; shift ;;
-	rdma-core | qemu) trees+=("$1"); shift ;;
-	*) die "usage: tools/patches.sh [--check] [-o DIR] [rdma-core|qemu]..." ;;
+	rdma-core | qemu | linux) trees+=("$1"); shift ;;
+	*) die "usage: tools/patches.sh [--check] [-o DIR] [rdma-core|qemu|linux]..." ;;
 	esac
 done
-[ ${#trees[@]} -gt 0 ] || trees=(rdma-core qemu)
+[ ${#trees[@]} -gt 0 ] || trees=(rdma-core qemu linux)
 
 rdma_src="$VRNIC_CACHE/rdma-core-$RDMA_CORE_SUITE/src"
 qemu_src="$(qemu_dir)/src"
@@ -173,43 +173,52 @@ check_rdma_core_series() {
 }
 
 
-# ---- QEMU -------------------------------------------------------------------
-# The series is made with git plumbing in a private index on the cached QEMU
-# repository (its release commit, $QEMU_BASE_TAG): no file of the source
-# tree is written. refs/vrnic/series names its last commit, from which
-# tools/qemu-tree.sh makes the tree QEMU is built from.
-qidx="$work/qemu.index"
-q() { GIT_INDEX_FILE=$qidx git -C "$qemu_src" "$@"; }
-q_parent=
-# q_put PATH FILE: PATH in the next commit has FILE's content.
-q_put() {
+# ---- series made with git plumbing: QEMU's and Linux's ---------------------
+# A series is made in a private index on a cached repository (its release
+# commit): no file of the source tree is written. ser_src is the
+# repository, ser_parent the commit the next one goes on.
+ser_src=
+ser_parent=
+ser() { GIT_INDEX_FILE="$work/series.index" git -C "$ser_src" "$@"; }
+# ser_start REPO BASE: a series on BASE of REPO.
+ser_start() {
+	ser_src=$1
+	ser_parent=$2
+	ser read-tree "$2"
+}
+# ser_put PATH FILE: PATH in the next commit has FILE's content.
+ser_put() {
 	local mode=100644
 	[ -x "$2" ] && mode=100755
-	q update-index --add --cacheinfo "$mode,$(q hash-object -w -- "$2"),$1"
+	ser update-index --add --cacheinfo "$mode,$(ser hash-object -w -- "$2"),$1"
 }
-# q_insert PATH ANCHOR NEW: NEW (one or more lines) after PATH's first line ANCHOR.
-q_insert() {
-	local f="$work/qemu-edit"
-	q show "$q_parent:$1" >"$f"
+# ser_insert PATH ANCHOR NEW: NEW (one or more lines) after PATH's first line ANCHOR.
+ser_insert() {
+	local f="$work/series-edit"
+	ser show "$ser_parent:$1" >"$f"
 	insert_after "$f" "$2" "$3"
-	q_put "$1" "$f"
+	ser_put "$1" "$f"
 }
-# q_insert_before PATH ANCHOR NEW: NEW before PATH's first line ANCHOR.
-q_insert_before() {
-	local f="$work/qemu-edit"
-	q show "$q_parent:$1" >"$f"
+# ser_insert_before PATH ANCHOR NEW: NEW before PATH's first line ANCHOR.
+ser_insert_before() {
+	local f="$work/series-edit"
+	ser show "$ser_parent:$1" >"$f"
 	insert_before "$f" "$2" "$3"
-	q_put "$1" "$f"
+	ser_put "$1" "$f"
 }
-# q_commit: commit the index on q_parent, message on stdin, signed off.
-q_commit() {
-	local msg="$work/qemu-msg" tree
+# ser_commit: commit the index on ser_parent, message on stdin, signed off.
+ser_commit() {
+	local msg="$work/series-msg" tree
 	{ cat; printf '\nSigned-off-by: %s <%s>\n' "$who_name" "$who_email"; } >"$msg"
-	tree=$(q write-tree)
-	q_parent=$(GIT_AUTHOR_NAME=$who_name GIT_AUTHOR_EMAIL=$who_email \
+	tree=$(ser write-tree)
+	ser_parent=$(GIT_AUTHOR_NAME=$who_name GIT_AUTHOR_EMAIL=$who_email \
 		GIT_COMMITTER_NAME=$who_name GIT_COMMITTER_EMAIL=$who_email \
-		q commit-tree "$tree" -p "$q_parent" -F "$msg")
+		ser commit-tree "$tree" -p "$ser_parent" -F "$msg")
 }
+
+# ---- QEMU -------------------------------------------------------------------
+# refs/vrnic/series names the QEMU series' last commit, from which
+# tools/qemu-tree.sh makes the tree QEMU is built from.
 
 # What QEMU's hw/net/vrnic/ gets: the device (not its host tests, fuzzers
 # or qtests, which have their own places) and the hardware header.
@@ -236,13 +245,12 @@ make_qemu_series() {
 	git -C "$qemu_src" rev-parse -q --verify "refs/tags/$QEMU_BASE_TAG" >/dev/null ||
 		die "no QEMU repository with tag $QEMU_BASE_TAG in $qemu_src" "make setup"
 	base=$(git -C "$qemu_src" rev-parse "refs/tags/$QEMU_BASE_TAG^{commit}")
-	q_parent=$base
-	q read-tree "$base"
+	ser_start "$qemu_src" "$base"
 
 	# 1: the hardware header, as QEMU imports headers it shares with Linux.
 	qemu_portable_header "$VRNIC_TOP/uapi/vrnic_hw_defs.h" >"$work/qemu-hw-defs.h"
-	q_put "$qemu_hw_defs" "$work/qemu-hw-defs.h"
-	q_commit <<-'MSG'
+	ser_put "$qemu_hw_defs" "$work/qemu-hw-defs.h"
+	ser_commit <<-'MSG'
 	standard-headers: Add the vrnic hardware interface
 
 	vrnic_hw_defs.h defines the vrnic device's registers, admin commands,
@@ -255,18 +263,18 @@ make_qemu_series() {
 
 	# 2: the device.
 	for f in $(qemu_device_files); do
-		q_put "hw/net/vrnic/$f" "$dev/$f"
+		ser_put "hw/net/vrnic/$f" "$dev/$f"
 	done
-	q_insert_before hw/net/Kconfig "config RTL8139_PCI" "$(cat "$dev/Kconfig")
+	ser_insert_before hw/net/Kconfig "config RTL8139_PCI" "$(cat "$dev/Kconfig")
 "
-	q_insert hw/net/meson.build "subdir('can')" "subdir('vrnic')"
-	q_insert meson.build "    'hw/net/can'," "    'hw/net/vrnic',"
-	q_insert_before MAINTAINERS "eepro100" "vrnic
+	ser_insert hw/net/meson.build "subdir('can')" "subdir('vrnic')"
+	ser_insert meson.build "    'hw/net/can'," "    'hw/net/vrnic',"
+	ser_insert_before MAINTAINERS "eepro100" "vrnic
 M: $who_name <$who_email>
 S: Maintained
 F: hw/net/vrnic/
 "
-	q_commit <<-'MSG'
+	ser_commit <<-'MSG'
 	hw/net/vrnic: Add vrnic, an emulated RoCEv2 RDMA NIC
 
 	vrnic is a PCIe RDMA NIC that speaks RoCEv2 on any netdev: RC, UC and
@@ -283,17 +291,17 @@ F: hw/net/vrnic/
 	MSG
 
 	# 3: qtests and the libqos driver.
-	q_put tests/qtest/vrnic-test.c "$dev/qtest/vrnic-test.c"
-	q_put tests/qtest/libqos/vrnic.c "$dev/qtest/libqos/vrnic.c"
-	q_put tests/qtest/libqos/vrnic.h "$dev/qtest/libqos/vrnic.h"
-	q_insert tests/qtest/libqos/meson.build "        'virtio-net.c'," "        'vrnic.c',"
+	ser_put tests/qtest/vrnic-test.c "$dev/qtest/vrnic-test.c"
+	ser_put tests/qtest/libqos/vrnic.c "$dev/qtest/libqos/vrnic.c"
+	ser_put tests/qtest/libqos/vrnic.h "$dev/qtest/libqos/vrnic.h"
+	ser_insert tests/qtest/libqos/meson.build "        'virtio-net.c'," "        'vrnic.c',"
 	# After the CONFIG_IP_OCTAL_232 block, one of the same shape.
-	q_insert tests/qtest/meson.build "  qos_test_ss.add(files('ipoctal232-test.c'))" "endif
+	ser_insert tests/qtest/meson.build "  qos_test_ss.add(files('ipoctal232-test.c'))" "endif
 if config_all_devices.has_key('CONFIG_VRNIC')
   qos_test_ss.add(files('vrnic-test.c'))"
-	q_insert MAINTAINERS "F: hw/net/vrnic/" "F: tests/qtest/vrnic-test.c
+	ser_insert MAINTAINERS "F: hw/net/vrnic/" "F: tests/qtest/vrnic-test.c
 F: tests/qtest/libqos/vrnic.*"
-	q_commit <<-'MSG'
+	ser_commit <<-'MSG'
 	tests/qtest: Add vrnic tests and a libqos driver
 
 	The libqos driver brings the device up as its driver does: reset,
@@ -306,11 +314,11 @@ F: tests/qtest/libqos/vrnic.*"
 	MSG
 
 	# 4: generic-fuzz.
-	q_insert tests/qtest/fuzz/generic_fuzz_configs.h '        .objects = "igb",' '    },{
+	ser_insert tests/qtest/fuzz/generic_fuzz_configs.h '        .objects = "igb",' '    },{
         .name = "vrnic",
         .args = "-M q35 -nodefaults -device vrnic",
         .objects = "vrnic*",'
-	q_commit <<-'MSG'
+	ser_commit <<-'MSG'
 	tests/qtest/fuzz: Add a generic-fuzz target for vrnic
 
 	Without a netdev the device drops what it transmits, so the fuzzer
@@ -318,20 +326,20 @@ F: tests/qtest/libqos/vrnic.*"
 	MSG
 
 	# 5: documentation.
-	q_put docs/system/devices/vrnic.rst "$dev/docs/vrnic.rst"
-	q_insert docs/system/device-emulation.rst "   devices/igb.rst" "   devices/vrnic.rst"
-	q_insert_before MAINTAINERS "F: hw/net/vrnic/" "F: docs/system/devices/vrnic.rst"
-	q_commit <<-'MSG'
+	ser_put docs/system/devices/vrnic.rst "$dev/docs/vrnic.rst"
+	ser_insert docs/system/device-emulation.rst "   devices/igb.rst" "   devices/vrnic.rst"
+	ser_insert_before MAINTAINERS "F: hw/net/vrnic/" "F: docs/system/devices/vrnic.rst"
+	ser_commit <<-'MSG'
 	docs/system: Document the vrnic device
 
 	What the device is, how to connect two guests over one wire, its
 	properties, and how to trace and test it.
 	MSG
 
-	git -C "$qemu_src" update-ref refs/vrnic/series "$q_parent"
+	git -C "$qemu_src" update-ref refs/vrnic/series "$ser_parent"
 	rm -rf "$out/qemu"
 	mkdir -p "$out/qemu"
-	git -C "$qemu_src" format-patch -q -o "$out/qemu" "$base..$q_parent"
+	git -C "$qemu_src" format-patch -q -o "$out/qemu" "$base..$ser_parent"
 }
 
 # The steps ninja takes to bring the QEMU build up to date: none but the
@@ -418,11 +426,198 @@ docutils.core.publish_doctree(open(sys.argv[1]).read(), source_path=sys.argv[1],
 	return $fail
 }
 
+# ---- Linux ------------------------------------------------------------------
+# The two drivers for Debian's linux-source-6.12 (tools/setup-sources.sh
+# keeps it as a git repository); refs/vrnic/linux-series names the last
+# commit. The hardware header goes beside the Ethernet driver, which owns
+# the function; the RDMA driver finds it there, as ionic's does.
+linux_src="$(linux_tree_dir)/src"
+net_dir=drivers/net/ethernet/vrnic
+ib_dir=drivers/infiniband/hw/vrnic
+
+# linux_makefile DIR CONFIG: DIR's in-tree Makefile from its Kbuild, whose
+# object list it copies; the out-of-tree include paths become in-tree ones.
+linux_makefile() {
+	local dir=$1 config=$2 mod
+	mod=$(sed -n 's/^obj-m += \(.*\)\.o$/\1/p' "$VRNIC_TOP/$dir/Kbuild")
+	[ -n "$mod" ] || die "$dir/Kbuild: no obj-m line"
+	printf '# SPDX-License-Identifier: GPL-2.0\n'
+	if [ "$dir" = "$ib_dir" ]; then
+		printf '\nccflags-y := -I $(srctree)/%s\n' "$net_dir"
+	fi
+	printf '\nobj-$(CONFIG_%s) += %s.o\n\n' "$config" "$mod"
+	sed -n "/^$mod-y :=/,\$p" "$VRNIC_TOP/$dir/Kbuild"
+}
+
+linux_put_dir() {
+	local dir=$1 config=$2 f
+	for f in $(git -C "$VRNIC_TOP/$dir" ls-files -- '*.c' '*.h' Kconfig); do
+		ser_put "$dir/$f" "$VRNIC_TOP/$dir/$f"
+	done
+	linux_makefile "$dir" "$config" >"$work/linux-makefile"
+	ser_put "$dir/Makefile" "$work/linux-makefile"
+}
+
+make_linux_series() {
+	local base
+	git -C "$linux_src" rev-parse -q --verify "refs/tags/$LINUX_BASE_TAG" >/dev/null ||
+		die "no Linux repository with tag $LINUX_BASE_TAG in $linux_src" "make setup"
+	base=$(git -C "$linux_src" rev-parse "refs/tags/$LINUX_BASE_TAG^{commit}")
+	ser_start "$linux_src" "$base"
+
+	# 1: the Ethernet driver, with the hardware header.
+	linux_put_dir "$net_dir" VRNIC
+	ser_put "$net_dir/vrnic_hw_defs.h" "$VRNIC_TOP/uapi/vrnic_hw_defs.h"
+	ser_insert drivers/net/ethernet/Kconfig 'source "drivers/net/ethernet/via/Kconfig"' \
+		'source "drivers/net/ethernet/vrnic/Kconfig"'
+	ser_insert drivers/net/ethernet/Makefile 'obj-$(CONFIG_NET_VENDOR_VIA) += via/' \
+		'obj-$(CONFIG_VRNIC) += vrnic/'
+	ser_insert_before MAINTAINERS "VSPRINTF" "VRNIC EMULATED ROCEV2 NIC DRIVERS
+M:	$who_name <$who_email>
+L:	netdev@vger.kernel.org
+L:	linux-rdma@vger.kernel.org
+S:	Maintained
+F:	$net_dir/
+"
+	ser_commit <<-'MSG'
+	net: vrnic: Add a driver for the vrnic emulated RoCEv2 NIC
+
+	vrnic is a PCIe RoCEv2 RDMA NIC that QEMU emulates (-device vrnic),
+	so that RDMA software can run and be tested in guests without an
+	RDMA NIC on the host. Its Ethernet function is a simple NIC: one TX
+	and one RX ring, one MSI-X vector, NAPI.
+
+	This driver owns the PCI function: it resets the device, runs the
+	admin queue and the async event queue, keeps the link and port
+	state, registers the net_device and then an auxiliary device,
+	vrnic.rdma, for the RDMA driver, deleting it before the net_device
+	goes. vrnic_api.h is what the RDMA driver uses: the admin queue, the
+	async events of its objects and the port's state.
+
+	vrnic_hw_defs.h defines the device's interface once, for this driver,
+	the RDMA driver, the rdma-core provider and the device model.
+	MSG
+
+	# 2: the uAPI of the RDMA driver.
+	ser_put include/uapi/rdma/vrnic-abi.h "$VRNIC_TOP/uapi/rdma/vrnic-abi.h"
+	ser_insert MAINTAINERS "F:	$net_dir/" "F:	include/uapi/rdma/vrnic-abi.h"
+	ser_commit <<-'MSG'
+	RDMA/vrnic: Add the vrnic uAPI
+
+	The udata of the vrnic RDMA driver's verbs, which its rdma-core
+	provider shares: the queues live in the process's memory and the
+	process rings the device's doorbell page directly.
+	MSG
+
+	# 3: the RDMA driver.
+	linux_put_dir "$ib_dir" INFINIBAND_VRNIC
+	ser_insert drivers/infiniband/Kconfig 'source "drivers/infiniband/hw/vmw_pvrdma/Kconfig"' \
+		'source "drivers/infiniband/hw/vrnic/Kconfig"'
+	ser_insert drivers/infiniband/hw/Makefile 'obj-$(CONFIG_INFINIBAND_VMWARE_PVRDMA)	+= vmw_pvrdma/' \
+		'obj-$(CONFIG_INFINIBAND_VRNIC)		+= vrnic/'
+	ser_insert_before MAINTAINERS "F:	$net_dir/" "F:	$ib_dir/"
+	ser_commit <<-'MSG'
+	RDMA/vrnic: Add the vrnic RDMA driver
+
+	An auxiliary driver for the vrnic.rdma device of the vrnic Ethernet
+	driver: it registers a RoCEv2 ib_device on that driver's net_device
+	with RC, UC, UD, XRC and raw packet QPs, SRQs, memory regions and
+	windows (also fast registration, dma-buf and on-demand paging),
+	device memory, flow steering, RSS and hardware statistics. The
+	kernel's queues are in its memory; a process's are in the process's,
+	for the rdma-core provider's kernel-bypass data path.
+	MSG
+
+	git -C "$linux_src" update-ref refs/vrnic/linux-series "$ser_parent"
+	rm -rf "$out/linux"
+	mkdir -p "$out/linux"
+	git -C "$linux_src" format-patch -q -o "$out/linux" "$base..$ser_parent"
+}
+
+# TAP: the series applies to Debian's linux-source-6.12, its copies of the
+# shared headers are this checkout's, checkpatch --strict passes it, its
+# Kconfig options exist, and both drivers build in the tree with W=1.
+check_linux_series() {
+	local log="$work/linux-check.log" n=0 fail=0 p e w c d build tree kconfig
+	d=$(linux_tree_dir)
+	kconfig="/usr/src/linux-headers-$(guest_kernel_release)/.config"
+	build="$d/build"
+	ok() { n=$((n + 1)); echo "ok $n $1"; }
+	nok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
+	echo "TAP version 13"
+	echo "1..5"
+	# Applied with git apply to an index of the release, no checkout.
+	GIT_INDEX_FILE="$work/linux-apply.index" git -C "$linux_src" read-tree "$LINUX_BASE_TAG"
+	if for p in "$out"/linux/*.patch; do
+		GIT_INDEX_FILE="$work/linux-apply.index" git -C "$linux_src" apply --cached "$p" || exit 1
+	   done >"$log" 2>&1 &&
+	   tree=$(GIT_INDEX_FILE="$work/linux-apply.index" git -C "$linux_src" write-tree) &&
+	   [ "$tree" = "$(git -C "$linux_src" rev-parse 'refs/vrnic/linux-series^{tree}')" ]; then
+		ok "Linux series: $(ls "$out"/linux/*.patch | wc -l) patches apply to linux-source-$KERNEL_SERIES $(dpkg-query -W -f='${Version}' "linux-source-$KERNEL_SERIES")"
+	else
+		nok "Linux series applies"; sed 's/^/# /' "$log"
+	fi
+	if cmp -s <(git -C "$linux_src" show "refs/vrnic/linux-series:$net_dir/vrnic_hw_defs.h") \
+		"$VRNIC_TOP/uapi/vrnic_hw_defs.h" &&
+	   cmp -s <(git -C "$linux_src" show refs/vrnic/linux-series:include/uapi/rdma/vrnic-abi.h) \
+		"$VRNIC_TOP/uapi/rdma/vrnic-abi.h"; then
+		ok "$net_dir/vrnic_hw_defs.h and include/uapi/rdma/vrnic-abi.h are uapi/'s"
+	else
+		nok "the series' shared headers differ from uapi/"
+	fi
+	: >"$log"
+	for p in "$out"/linux/*.patch; do
+		# MACRO_ARG_REUSE as make checkpatch: the field macros read their mask twice.
+		(cd "$linux_src" && perl scripts/checkpatch.pl --strict --ignore MACRO_ARG_REUSE "$p") \
+			>>"$log" 2>&1 || true
+	done
+	e=$(awk '/^total: / { e += $2 } END { print e + 0 }' "$log")
+	w=$(awk '/^total: / { w += $4 } END { print w + 0 }' "$log")
+	c=$(awk '/^total: / { c += $6 } END { print c + 0 }' "$log")
+	if [ "$(grep -c '^total: ' "$log")" = "$(ls "$out"/linux/*.patch | wc -l)" ] &&
+	   [ "$e" = 0 ] && [ "$w" = 0 ] && [ "$c" = 0 ]; then
+		ok "scripts/checkpatch.pl --strict (but MACRO_ARG_REUSE): 0 errors, 0 warnings, 0 checks"
+	else
+		nok "scripts/checkpatch.pl --strict: ${e:-?} errors, ${w:-?} warnings, ${c:-?} checks"
+		grep -E '^(ERROR|WARNING|CHECK|#)' "$log" | head -n 40 | sed 's/^/# /'
+	fi
+	# The guest kernel's configuration with both drivers as modules. The
+	# tree and its O= build directory are reused, so only what changed is
+	# rebuilt (the first run prepares the tree: a few minutes).
+	if (
+		flock 9
+		git -C "$linux_src" checkout -q -f --detach refs/vrnic/linux-series &&
+		mkdir -p "$build" &&
+		{ cmp -s "$kconfig" "$build/.config.seed" ||
+			{ cp "$kconfig" "$build/.config" && cp "$kconfig" "$build/.config.seed"; }; } &&
+		"$linux_src/scripts/config" --file "$build/.config" -m VRNIC -m INFINIBAND_VRNIC &&
+		make -C "$linux_src" O="$build" olddefconfig &&
+		grep -qx 'CONFIG_VRNIC=m' "$build/.config" &&
+		grep -qx 'CONFIG_INFINIBAND_VRNIC=m' "$build/.config"
+	) 9>"$d/.build.lock" >"$log" 2>&1; then
+		ok "Kconfig: CONFIG_VRNIC=m and CONFIG_INFINIBAND_VRNIC=m in the guest kernel's configuration"
+	else
+		nok "Kconfig: the drivers' options"; tail -n 20 "$log" | sed 's/^/# /'
+	fi
+	if (
+		flock 9
+		make -C "$linux_src" O="$build" -j"$(nproc)" W=1 "$net_dir/" "$ib_dir/"
+	) 9>"$d/.build.lock" >"$log" 2>&1 &&
+	   ! grep -E "($net_dir|$ib_dir|vrnic_hw_defs|vrnic-abi)[^ ]*: (warning|error):" "$log" | grep -q .; then
+		ok "both drivers build in the tree with W=1, no warning ($(ls "$build/$net_dir"/*.o "$build/$ib_dir"/*.o | wc -l) objects)"
+	else
+		nok "the drivers build in the tree"; grep -E 'warning:|error:|Error' "$log" | head -n 20 | sed 's/^/# /'
+		tail -n 10 "$log" | sed 's/^/# /'
+	fi
+	return $fail
+}
+
 rc=0
 for tree in "${trees[@]}"; do
 	case $tree in
 	rdma-core) make_rdma_core_series ;;
 	qemu) make_qemu_series ;;
+	linux) make_linux_series ;;
 	esac
 	if [ "$check" = 1 ]; then
 		"check_${tree//-/_}_series" || rc=1

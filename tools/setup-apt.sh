@@ -81,8 +81,9 @@ PKGS=(
 	tshark
 	# make bench's picture
 	gnuplot-nox
-	# kernel module, checkpatch and kselftest headers
-	"linux-headers-$KREL" linux-source-$KERNEL_SERIES
+	# kernel module, checkpatch and kselftest headers; the kernel series'
+	# in-tree build (tools/patches.sh)
+	"linux-headers-$KREL" linux-source-$KERNEL_SERIES flex bison libelf-dev
 	# rdma userland used inside the guests
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	rdmacm-utils perftest python3-pyverbs

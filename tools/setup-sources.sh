@@ -4,6 +4,7 @@
 #   kernel-<krel>/        guest kernel image + modules (depmod'ed, decompressed)
 #   rdma-core-<ver>/      rdma-core source (provider private headers)
 #   linux-source-6.12/    kselftest headers and checkpatch.pl
+#   linux-<version>/src   the whole linux-source tree, a git repository
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -87,12 +88,18 @@ fetch_rdma_core() {
 }
 
 # ---- linux-source: kselftest headers and ktap helpers, checkpatch ------------------------------
+# The tarball package linux-source-6.12 installs.
+linux_source_tarball() {
+	local tarball=/usr/src/linux-source-$KERNEL_SERIES.tar.xz
+	[ -s "$tarball" ] || die "$tarball missing (package linux-source-$KERNEL_SERIES)" "make setup"
+	echo "$tarball"
+}
+
 fetch_linux_source() {
 	local d tarball
 	d="$VRNIC_CACHE/linux-source-$KERNEL_SERIES"
 	[ -e "$d/.vrnic-ready-2" ] && return 0
-	tarball=/usr/src/linux-source-$KERNEL_SERIES.tar.xz
-	[ -s "$tarball" ] || die "$tarball missing (package linux-source-$KERNEL_SERIES)" "make setup"
+	tarball=$(linux_source_tarball)
 	step "linux-source-$KERNEL_SERIES: extracting kselftest headers and checkpatch"
 	rm -rf "$d"
 	mkdir -p "$d"
@@ -105,8 +112,28 @@ fetch_linux_source() {
 	touch "$d/.vrnic-ready-2"
 }
 
+# ---- the whole linux-source tree, for the kernel series (tools/patches.sh) ----
+fetch_linux_tree() {
+	local d tarball
+	d=$(linux_tree_dir)
+	[ -e "$d/.vrnic-ready" ] && return 0
+	tarball=$(linux_source_tarball)
+	step "linux-source-$KERNEL_SERIES: the whole tree as a git repository (once, a few minutes)"
+	rm -rf "$d"
+	mkdir -p "$d/src"
+	tar -xf "$tarball" -C "$d/src" --strip-components=1
+	git -C "$d/src" init -q
+	# Debian's top .gitignore ignores all but debian/: add everything.
+	git -C "$d/src" add -A -f
+	git -C "$d/src" -c user.name=vrnic -c user.email=vrnic@localhost \
+		commit -q -m "linux-source-$KERNEL_SERIES $(dpkg-query -W -f='${Version}' "linux-source-$KERNEL_SERIES")"
+	git -C "$d/src" tag "$LINUX_BASE_TAG"
+	touch "$d/.vrnic-ready"
+}
+
 fetch_qemu
 fetch_kernel
 fetch_rdma_core
 fetch_linux_source
+fetch_linux_tree
 info "sources: ok ($VRNIC_CACHE)"
