@@ -83,7 +83,7 @@ PKGS=(
 	gnuplot-nox
 	# kernel module, checkpatch and kselftest headers; the kernel series'
 	# in-tree build (tools/patches.sh)
-	"linux-headers-$KREL" linux-source-$KERNEL_SERIES flex bison libelf-dev
+	"linux-headers-$KREL" linux-source-$KERNEL_SERIES flex bison libelf-dev python3-ply
 	# rdma userland used inside the guests
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
 	rdmacm-utils perftest python3-pyverbs
