@@ -731,7 +731,8 @@ void vrnic_core_run(VrnicCore *core, VrnicWork work)
         if (core->link_reported != core->link_up) {
             core->link_reported = core->link_up;
             vrnic_aeq_post(core, core->link_up ? VRNIC_AEQ_EV_PORT_ACTIVE :
-                                                 VRNIC_AEQ_EV_PORT_DOWN, 1);
+                                                 VRNIC_AEQ_EV_PORT_DOWN,
+                           VRNIC_PORT_NUM);
         }
         break;
     case VRNIC_WORK_QUEUES:

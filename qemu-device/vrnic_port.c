@@ -13,7 +13,6 @@
                       (uint64_t)VRNIC_VERSION_MAJOR) | \
      VRNIC_FIELD_PREP(VRNIC_FW_VERSION_MINOR_MASK, \
                       (uint64_t)VRNIC_VERSION_MINOR))
-#define VRNIC_PORT_NUM      1
 
 /* Write a query answer of exactly resp_len bytes to the guest's buffer. */
 static uint8_t vrnic_port_answer(VrnicCore *core,

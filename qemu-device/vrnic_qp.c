@@ -754,7 +754,7 @@ static uint8_t vrnic_qp_check_attr(VrnicCore *core, uint32_t mask,
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "pkey_index",
                             le16_to_cpu(a->pkey_index));
     }
-    if ((mask & A_PORT) && a->port != 1) {
+    if ((mask & A_PORT) && a->port != VRNIC_PORT_NUM) {
         return VRNIC_REJECT(VRNIC_AQ_STS_BAD_FIELD, "port", a->port);
     }
     if ((mask & A_AV) &&

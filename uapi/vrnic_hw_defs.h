@@ -525,7 +525,14 @@ static_assert(sizeof(struct vrnic_device_attr) == 104, "vrnic_device_attr");
 #define VRNIC_PKEY_DEFAULT		0xffff
 #define VRNIC_PKEY_KEY_MASK		0x7fff
 
-/* Answer to QUERY_PORT (port 1, the only port). */
+/*
+ * The device has one port, number 1: QUERY_PORT and QUERY_PORT_STATS take
+ * it as their index, PORT_ACTIVE/PORT_DOWN events carry it as their data,
+ * and a QP's port attribute must be it.
+ */
+#define VRNIC_PORT_NUM			1
+
+/* Answer to QUERY_PORT (port VRNIC_PORT_NUM, the only port). */
 struct vrnic_port_attr {
 	__le32 flags;			/* VRNIC_PORT_FLAG_* */
 	__le32 max_mtu;			/* largest IP MTU */

@@ -25,9 +25,6 @@
 #include "vrnic_api.h"
 #include "vrnic_cmd.h"
 
-#define VRNIC_PORT		1	/* the only port */
-#define VRNIC_IRQ_NAME_LEN	48
-
 /* Completion EQs (one per completion vector, vectors 2..) */
 /* At least one event per CQ (a CQ posts one EQE per arm): never overflows. */
 #define VRNIC_EQ_MIN_LOG_DEPTH	6

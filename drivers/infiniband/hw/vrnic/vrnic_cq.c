@@ -158,7 +158,7 @@ static int vrnic_cq_decode(struct vrnic_cq *cq, struct vrnic_cqe *cqe,
 	wc->src_qp = le32_to_cpu(cqe->src_qp);
 	wc->wc_flags = 0;
 	wc->pkey_index = 0;
-	wc->port_num = VRNIC_PORT;
+	wc->port_num = VRNIC_PORT_NUM;
 	wc->slid = 0;
 	wc->sl = 0;
 	wc->dlid_path_bits = 0;

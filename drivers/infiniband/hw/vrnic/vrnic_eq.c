@@ -137,7 +137,7 @@ static void vrnic_port_event(struct vrnic_event_handler *h, bool active)
 	struct vrnic_dev *vdev = container_of(h, struct vrnic_dev, events);
 	struct ib_event ev = {
 		.device = &vdev->ibdev,
-		.element.port_num = VRNIC_PORT,
+		.element.port_num = VRNIC_PORT_NUM,
 		.event = active ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR,
 	};
 

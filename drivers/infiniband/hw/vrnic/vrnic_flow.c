@@ -206,7 +206,7 @@ struct ib_flow *vrnic_create_flow(struct ib_qp *ibqp,
 		return ERR_PTR(err);
 	if (ibqp->qp_type != IB_QPT_RAW_PACKET ||
 	    attr->type != IB_FLOW_ATTR_NORMAL || attr->flags ||
-	    attr->port != VRNIC_PORT) {
+	    attr->port != VRNIC_PORT_NUM) {
 		ibdev_dbg(&vdev->ibdev,
 			  "create_flow: QP type %d, rule type %d, flags %#x, port %u not supported\n",
 			  ibqp->qp_type, attr->type, attr->flags, attr->port);

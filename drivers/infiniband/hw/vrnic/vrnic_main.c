@@ -163,7 +163,7 @@ static int vrnic_query_attrs(struct vrnic_dev *vdev)
 		dev_err(dev, "QUERY_DEVICE failed (%d)\n", err);
 		return err;
 	}
-	err = vrnic_cmd_query_port(vdev->cmdq, VRNIC_PORT, &vdev->port_attr);
+	err = vrnic_cmd_query_port(vdev->cmdq, VRNIC_PORT_NUM, &vdev->port_attr);
 	if (err) {
 		dev_err(dev, "QUERY_PORT failed (%d)\n", err);
 		return err;
@@ -295,7 +295,7 @@ static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 	ibdev->driver_def = vrnic_uapi_defs;
 
 	/* Holds a reference on the netdev until ib_unregister_device(). */
-	err = ib_device_set_netdev(ibdev, vdev->netdev, VRNIC_PORT);
+	err = ib_device_set_netdev(ibdev, vdev->netdev, VRNIC_PORT_NUM);
 	if (err) {
 		dev_err(&vdev->pdev->dev, "cannot bind the netdev (%d)\n", err);
 		return err;
@@ -306,7 +306,7 @@ static int vrnic_ib_device_add(struct vrnic_dev *vdev)
 	if (err) {
 		dev_err(&vdev->pdev->dev, "ib_register_device failed (%d)\n",
 			err);
-		ib_device_set_netdev(ibdev, NULL, VRNIC_PORT);
+		ib_device_set_netdev(ibdev, NULL, VRNIC_PORT_NUM);
 		return err;
 	}
 	vrnic_core_port_events(vdev->aux->core, true, seen_active);

@@ -22,7 +22,7 @@ static_assert(sizeof_field(struct vrnic_create_rss_qp_cmd, rx_hash_key) ==
 static int vrnic_wq_to_qp_states(struct vrnic_dev *vdev, struct vrnic_rwq *wq,
 				 enum ib_wq_state cur, enum ib_wq_state next)
 {
-	struct vrnic_qp_attr hw = { .port = VRNIC_PORT };
+	struct vrnic_qp_attr hw = { .port = VRNIC_PORT_NUM };
 	int err;
 
 	switch (next) {

@@ -1807,9 +1807,9 @@ static int vrnic_qp_attr_to_hw(struct vrnic_dev *vdev,
 		hw->pkey_index = cpu_to_le16(0);
 	}
 	if (mask & IB_QP_PORT) {
-		if (attr->port_num != VRNIC_PORT)
+		if (attr->port_num != VRNIC_PORT_NUM)
 			return -EINVAL;
-		hw->port = VRNIC_PORT;
+		hw->port = VRNIC_PORT_NUM;
 	}
 	if (mask & IB_QP_QKEY)
 		hw->qkey = cpu_to_le32(attr->qkey);
@@ -1922,7 +1922,7 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		memset(init_attr, 0, sizeof(*init_attr));
 		attr->qp_state = IB_QPS_RTR;
 		attr->cur_qp_state = IB_QPS_RTR;
-		attr->port_num = VRNIC_PORT;
+		attr->port_num = VRNIC_PORT_NUM;
 		init_attr->qp_type = ibqp->qp_type;
 		init_attr->rwq_ind_tbl = ibqp->rwq_ind_tbl;
 		return 0;
@@ -1944,7 +1944,7 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->qp_access_flags |= vrnic_ib_access(access);
 	attr->cap = qp->cap;
 	attr->pkey_index = le16_to_cpu(hw.pkey_index);
-	attr->port_num = VRNIC_PORT;
+	attr->port_num = VRNIC_PORT_NUM;
 	attr->timeout = hw.timeout;
 	attr->retry_cnt = hw.retry_cnt;
 	attr->rnr_retry = hw.rnr_retry;
@@ -1957,7 +1957,7 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 
 		memcpy(dgid.raw, hw.av.dgid, sizeof(dgid.raw));
 		attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-		rdma_ah_set_port_num(&attr->ah_attr, VRNIC_PORT);
+		rdma_ah_set_port_num(&attr->ah_attr, VRNIC_PORT_NUM);
 		rdma_ah_set_grh(&attr->ah_attr, &dgid,
 				le32_to_cpu(hw.av.flow_label),
 				hw.av.sgid_index, hw.av.hop_limit,
@@ -1973,7 +1973,7 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	init_attr->cap = qp->cap;
 	init_attr->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
 						   IB_SIGNAL_REQ_WR;
-	init_attr->port_num = VRNIC_PORT;
+	init_attr->port_num = VRNIC_PORT_NUM;
 	return 0;
 }
 

@@ -182,7 +182,7 @@ static void vrnic_aeq_handle(struct vrnic_core *core, u32 event,
 	switch (event) {
 	case VRNIC_AEQ_EV_PORT_ACTIVE:
 	case VRNIC_AEQ_EV_PORT_DOWN:
-		if (data != VRNIC_PORT) {
+		if (data != VRNIC_PORT_NUM) {
 			dev_warn_ratelimited(&core->pdev->dev,
 					     "async event %u for unknown port %u\n",
 					     event, data);

@@ -24,6 +24,8 @@
 #include "vrnic_eth_cmd.h"
 
 #define VRNIC_AUX_RDMA_NAME	"rdma"	/* the device is "vrnic.rdma.<n>" */
+/* "vrnic-<use>@<pci-bdf>", the names of both drivers' IRQs */
+#define VRNIC_IRQ_NAME_LEN	48
 
 struct vrnic_core;
 

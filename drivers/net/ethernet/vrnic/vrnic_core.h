@@ -15,8 +15,6 @@
 #include "vrnic_api.h"
 
 #define VRNIC_DRV_NAME		"vrnic"
-#define VRNIC_PORT		1	/* the only port */
-#define VRNIC_IRQ_NAME_LEN	48
 
 /* Async event queue (vector 0, shared with admin completions) */
 #define VRNIC_AEQ_LOG_DEPTH	6

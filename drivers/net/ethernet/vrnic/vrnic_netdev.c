@@ -667,7 +667,7 @@ static int vrnic_eth_get_link_ksettings(struct net_device *netdev,
 	struct vrnic_cmd_port_attr attr;
 	int err;
 
-	err = vrnic_cmd_query_port(&eth->core->cmdq, VRNIC_PORT, &attr);
+	err = vrnic_cmd_query_port(&eth->core->cmdq, VRNIC_PORT_NUM, &attr);
 	if (err)
 		return err;
 
