@@ -7,14 +7,17 @@
  * up to PER_CALL (default 32, the netdev's batch) Ethernet frames per
  * sendmmsg() and per recvmmsg(), the sender blocking when its buffer is
  * full; PER_CALL 1 is one system call per frame on each side, as the
- * netdev's send() and recv() were before it batched. Prints
+ * netdev's send() and recv() were before it batched. The sender runs on
+ * the first CPU this process may use and the receiver on the second, as
+ * tools/vm pins the two guests' main loops. Prints
  * "wire-limit: BYTES B frames: GB/s frames/s, PER_CALL per call".
  *
  * usage: wire-limit FRAME_BYTES [SECONDS [PER_CALL]]
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#define _GNU_SOURCE     /* sendmmsg, recvmmsg */
+#define _GNU_SOURCE     /* sendmmsg, recvmmsg, CPU_SET */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +51,33 @@ static int bound(struct sockaddr_un *a, const char *dir, const char *name)
         exit(1);
     }
     return fd;
+}
+
+/* Pins the calling process to the idx-th CPU it may use. */
+static void pin_nth_cpu(int idx)
+{
+    cpu_set_t allowed, one;
+    int c;
+
+    if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
+        perror("wire-limit: sched_getaffinity");
+        exit(1);
+    }
+    for (c = 0; c < CPU_SETSIZE; c++) {
+        if (CPU_ISSET(c, &allowed) && idx-- == 0) {
+            break;
+        }
+    }
+    if (c == CPU_SETSIZE) {
+        fprintf(stderr, "wire-limit: needs two CPUs\n");
+        exit(1);
+    }
+    CPU_ZERO(&one);
+    CPU_SET(c, &one);
+    if (sched_setaffinity(0, sizeof(one), &one)) {
+        perror("wire-limit: sched_setaffinity");
+        exit(1);
+    }
 }
 
 static void connect_to(int fd, const struct sockaddr_un *a)
@@ -91,6 +121,7 @@ int main(int argc, char **argv)
         int n;
 
         close(tx);
+        pin_nth_cpu(1);
         for (int i = 0; i < BATCH; i++) {
             iov[i] = (struct iovec){ rbuf[i], sizeof(rbuf[i]) };
             m[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i],
@@ -102,6 +133,7 @@ int main(int argc, char **argv)
         _exit(0);
     }
     close(rx);
+    pin_nth_cpu(0);
     memset(buf, 0x5a, len);
     for (int i = 0; i < BATCH; i++) {
         siov[i] = (struct iovec){ buf, len };
