@@ -171,7 +171,7 @@ ftests=(ib_write_bw:65536:$fiters ib_send_bw:65536:$fiters)
 jtests=(ib_write_bw:65536:5s ib_read_bw:65536:5s ib_send_bw:65536:5s
 	ib_send_bw-e:65536:10000 ib_write_bw:65536:5s:4)
 # The host's speed comes and goes for minutes at a time (the same
-# wire-limit run has measured 3.2 and 7.5 GB/s at 4154 bytes ten minutes
+# wire-limit run has measured 2.2 and 7.0 GB/s at 4154 bytes a minute
 # apart), so the jumbo table divides by the wire measured just before and
 # just after the first NIC's pair, not at the start of the run.
 if [ "$jumbo" = on ]; then
